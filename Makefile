@@ -1,0 +1,51 @@
+# Kafka controller replay. `make help` lists the targets.
+SHELL := /bin/bash
+PY := .venv/bin/python
+PIP := .venv/bin/pip
+STAMP := .venv/.installed
+OUT ?= out
+BENCH ?= bench
+
+.DEFAULT_GOAL := help
+
+help: ## list the targets
+	@grep -E '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  %-14s %s\n", $$1, $$2}'
+
+$(STAMP): pyproject.toml
+	python3 -m venv .venv
+	$(PIP) install --quiet --upgrade pip
+	$(PIP) install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+install: $(STAMP) ## create .venv/ with everything the jobs and tests need
+
+run: install ## replay a generated sample log locally and print a summary
+	$(PY) -m jobs.run_sample --out $(OUT)
+
+test: install ## run every test (pure core, Spark, end to end)
+	$(PY) -m pytest -q
+
+test-core: install ## run the fast tests that need no JVM
+	$(PY) -m pytest -q -m "not spark and not cluster"
+
+lint: install ## ruff over the whole project
+	.venv/bin/ruff check .
+
+typecheck: install ## mypy --strict on the pure packages
+	.venv/bin/mypy --strict statemachine schemas
+
+bench-core: install ## events per second of the pure core (no Spark)
+	$(PY) -m jobs.bench_core --preset $(BENCH)
+
+bench: install ## Spark job vs pure core on a simulated log; writes BENCHMARKS.md, bench.json
+	$(PY) -m jobs.bench --preset $(BENCH)
+
+package: install ## build dist/replay.zip for spark-submit --py-files
+	rm -rf dist && mkdir -p dist
+	zip -qr dist/replay.zip jobs statemachine schemas -x '*/__pycache__/*'
+	@echo "dist/replay.zip"
+
+clean: ## remove build and run outputs (keeps .venv)
+	rm -rf dist build $(OUT) .pytest_cache .mypy_cache .ruff_cache
+
+.PHONY: help install run test test-core lint typecheck bench-core bench package clean

@@ -1,0 +1,46 @@
+"""Spark schema of the controller event log (DESIGN §4)."""
+
+from __future__ import annotations
+
+from pyspark.sql import types as T
+
+EVENT_COLUMNS: tuple[str, ...] = (
+    "cluster",
+    "seq",
+    "ts",
+    "event_type",
+    "broker_id",
+    "topic",
+    "partition",
+    "replicas",
+    "isr",
+    "leader_epoch",
+    "brokers",
+    "error",
+    "unclean_leader_election",
+    "source",
+)
+
+EVENT_SCHEMA = T.StructType(
+    [
+        T.StructField("cluster", T.StringType(), True),
+        T.StructField("seq", T.LongType(), True),
+        T.StructField("ts", T.TimestampType(), True),
+        T.StructField("event_type", T.StringType(), True),
+        T.StructField("broker_id", T.IntegerType(), True),
+        T.StructField("topic", T.StringType(), True),
+        T.StructField("partition", T.IntegerType(), True),
+        T.StructField("replicas", T.ArrayType(T.IntegerType(), True), True),
+        T.StructField("isr", T.ArrayType(T.IntegerType(), True), True),
+        T.StructField("leader_epoch", T.IntegerType(), True),
+        T.StructField("brokers", T.ArrayType(T.IntegerType(), True), True),
+        T.StructField("error", T.StringType(), True),
+        T.StructField("unclean_leader_election", T.BooleanType(), True),
+        T.StructField("source", T.StringType(), True),
+    ]
+)
+
+# Columns without which a file cannot be read at all (DESIGN §6: fail before writing).
+REQUIRED_COLUMNS: tuple[str, ...] = ("seq", "ts", "event_type")
+
+assert tuple(f.name for f in EVENT_SCHEMA.fields) == EVENT_COLUMNS

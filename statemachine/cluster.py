@@ -1,0 +1,220 @@
+"""The cluster timeline: broker liveness and the controller, by `seq` (DESIGN §3).
+
+Broker liveness is global while partitions are independent, so the cluster events of a log
+are folded once, here, into a list of `ClusterStep`s. The replay of every partition reads
+liveness from this timeline instead of receiving a copy of every broker event.
+
+Rows that share a `seq` are one controller event. Within one `seq` the steps run in the
+order Kafka's controller would take them: a failover first, then the `BrokerChange`
+(new brokers start, bounced brokers fail and start again, dead brokers fail: §7.1), then
+controlled shutdowns in ascending broker id.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from schemas import event_types as ET
+from statemachine.events import Event
+from statemachine.rows import BrokerIntervalRow, ControllerRow, FindingRow, Ints
+
+# Step kinds.
+FAILOVER = "ControllerFailover"
+BROKER_CHANGE = "BrokerChange"
+SHUTDOWN = "ControlledShutdown"
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterStep:
+    """One cluster-level controller action and the cluster as it is around it."""
+
+    seq: int
+    ts: Any
+    kind: str
+    new: Ints = ()  # BrokerChange: brokers that registered (ascending)
+    bounced: Ints = ()  # BrokerChange: brokers that re-registered while known
+    dead: Ints = ()  # BrokerChange: brokers that disappeared
+    broker: int = -1  # ControlledShutdown: the broker; failover: the new controller
+    live_before: frozenset[int] = frozenset()  # live (not shutting down) before the step
+    sd_before: frozenset[int] = frozenset()  # shutting down before the step
+    live_after: frozenset[int] = frozenset()
+    sd_after: frozenset[int] = frozenset()
+    epoch: int = 0  # controller epoch in force during and after the step
+    controller: int = -1
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterState:
+    live: frozenset[int]
+    shutting_down: frozenset[int]
+    epoch: int
+    controller: int
+
+
+@dataclass(slots=True)
+class ClusterTimeline:
+    """Steps in processing order plus a bisectable index of the state after each step."""
+
+    steps: tuple[ClusterStep, ...]
+    initial: ClusterState
+    findings: tuple[FindingRow, ...] = ()
+    _seqs: list[int] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self._seqs = [s.seq for s in self.steps]
+
+    def state_at(self, seq: int) -> ClusterState:
+        """The cluster after every step with a `seq` at or below `seq`."""
+        i = bisect_right(self._seqs, seq) - 1
+        if i < 0:
+            return self.initial
+        s = self.steps[i]
+        return ClusterState(s.live_after, s.sd_after, s.epoch, s.controller)
+
+    def steps_after(self, seq: int) -> tuple[ClusterStep, ...]:
+        """Steps with a `seq` strictly above `seq`, in order."""
+        return self.steps[bisect_right(self._seqs, seq) :]
+
+    @property
+    def last_seq(self) -> int | None:
+        return self._seqs[-1] if self._seqs else None
+
+
+def _finding(e: Event, kind: str, detail: str) -> FindingRow:
+    return FindingRow(e.seq, e.ts, None, None, e.broker_id, kind, detail, e.source)
+
+
+def build_timeline(
+    cluster_events: Iterable[Event],
+    initial_live: Iterable[int] = (),
+    initial_epoch: int = 0,
+    initial_controller: int = -1,
+) -> ClusterTimeline:
+    """Fold the cluster-scope events (any order) into a timeline.
+
+    Events Kafka's controller could not have seen (a failure of a broker that was never
+    registered, a controlled shutdown of an unknown broker) are not applied and become
+    findings, as the controller would have ignored or rejected them.
+    """
+    by_seq: dict[int, list[Event]] = {}
+    for e in cluster_events:
+        by_seq.setdefault(e.seq, []).append(e)
+
+    live = frozenset(initial_live)
+    sd: frozenset[int] = frozenset()
+    epoch, controller = initial_epoch, initial_controller
+    initial = ClusterState(live, sd, epoch, controller)
+    steps: list[ClusterStep] = []
+    findings: list[FindingRow] = []
+
+    for seq in sorted(by_seq):
+        group = by_seq[seq]
+        ts = group[0].ts
+        for e in group:
+            if e.event_type != ET.CONTROLLER_FAILOVER:
+                continue
+            # A new controller reads the registered brokers from ZK; shuttingDownBrokerIds
+            # is in-memory state of the old controller and is lost (§7.10).
+            epoch += 1
+            controller = e.broker_id if e.broker_id is not None else -1
+            before_live, before_sd = live, sd
+            live, sd = frozenset(e.brokers or ()), frozenset()
+            steps.append(
+                ClusterStep(
+                    seq, e.ts, FAILOVER, broker=controller,
+                    live_before=before_live, sd_before=before_sd,
+                    live_after=live, sd_after=sd, epoch=epoch, controller=controller,
+                )
+            )
+
+        starting = sorted({e.broker_id for e in group if e.event_type == ET.BROKER_STARTUP
+                           and e.broker_id is not None})
+        failing = sorted({e.broker_id for e in group if e.event_type == ET.BROKER_FAILURE
+                          and e.broker_id is not None})
+        if starting or failing:
+            known = live | sd
+            new = tuple(b for b in starting if b not in known)
+            bounced = tuple(b for b in starting if b in known)
+            dead = tuple(b for b in failing if b in known and b not in starting)
+            for e in group:
+                if e.event_type == ET.BROKER_FAILURE and e.broker_id not in known:
+                    findings.append(_finding(
+                        e, "unknown_broker_failure",
+                        f"broker {e.broker_id} failed but was not registered; ignored"))
+                elif e.event_type == ET.BROKER_FAILURE and e.broker_id in starting:
+                    findings.append(_finding(
+                        e, "contradictory_broker_change",
+                        f"broker {e.broker_id} both started and failed in one event; "
+                        "treated as a bounce"))
+            before_live, before_sd = live, sd
+            live = (live | frozenset(new) | frozenset(bounced)) - frozenset(dead)
+            # A bounced or dead broker is no longer shutting down (§7.3 step 1).
+            sd = sd - frozenset(dead) - frozenset(bounced)
+            live = live - sd
+            steps.append(
+                ClusterStep(
+                    seq, ts, BROKER_CHANGE, new=new, bounced=bounced, dead=dead,
+                    live_before=before_live, sd_before=before_sd,
+                    live_after=live, sd_after=sd, epoch=epoch, controller=controller,
+                )
+            )
+
+        shutting = sorted({e.broker_id for e in group if e.event_type == ET.CONTROLLED_SHUTDOWN
+                           and e.broker_id is not None})
+        for b in shutting:
+            e = next(x for x in group if x.event_type == ET.CONTROLLED_SHUTDOWN
+                     and x.broker_id == b)
+            if b not in live and b not in sd:
+                findings.append(_finding(
+                    e, "broker_not_available",
+                    f"controlled shutdown of broker {b}, which is not registered "
+                    "(BrokerNotAvailableException)"))
+                continue
+            before_live, before_sd = live, sd
+            sd = sd | {b}
+            live = live - {b}
+            steps.append(
+                ClusterStep(
+                    seq, e.ts, SHUTDOWN, broker=b,
+                    live_before=before_live, sd_before=before_sd,
+                    live_after=live, sd_after=sd, epoch=epoch, controller=controller,
+                )
+            )
+
+    return ClusterTimeline(tuple(steps), initial, tuple(findings))
+
+
+def broker_intervals(timeline: ClusterTimeline) -> list[BrokerIntervalRow]:
+    """Status intervals per broker (live, shutting_down, dead), for `broker_timeline`."""
+    status: dict[int, tuple[str, int, Any]] = {}
+    rows: list[BrokerIntervalRow] = []
+
+    def status_of(b: int, live: frozenset[int], sd: frozenset[int]) -> str:
+        return "live" if b in live else "shutting_down" if b in sd else "dead"
+
+    for b in sorted(timeline.initial.live):
+        status[b] = ("live", -1, None)
+    for s in timeline.steps:
+        for b in sorted(s.live_after | s.sd_after | s.live_before | s.sd_before | set(status)):
+            now = status_of(b, s.live_after, s.sd_after)
+            prev = status.get(b)
+            # A bounce is a failure and a start in one event: close and reopen the interval.
+            if prev is not None and (prev[0] != now or b in s.bounced):
+                rows.append(BrokerIntervalRow(b, prev[0], prev[1], s.seq, prev[2], s.ts))
+            if prev is None or prev[0] != now or b in s.bounced:
+                status[b] = (now, s.seq, s.ts)
+    for b in sorted(status):
+        st, seq_from, ts_from = status[b]
+        rows.append(BrokerIntervalRow(b, st, seq_from, None, ts_from, None))
+    return rows
+
+
+def controller_rows(timeline: ClusterTimeline) -> list[ControllerRow]:
+    return [
+        ControllerRow(s.controller, s.epoch, s.seq, s.ts, tuple(sorted(s.live_after)))
+        for s in timeline.steps
+        if s.kind == FAILOVER
+    ]

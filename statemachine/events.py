@@ -1,0 +1,23 @@
+"""The event the core folds: one row of the event log (DESIGN §4), as a NamedTuple."""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+from statemachine.rows import Ints
+
+
+class Event(NamedTuple):
+    seq: int
+    ts: Any  # passed through to every output row; never read
+    event_type: str
+    broker_id: int | None = None
+    topic: str | None = None
+    partition: int | None = None
+    replicas: Ints | None = None
+    isr: Ints | None = None
+    leader_epoch: int | None = None
+    brokers: Ints | None = None
+    error: str | None = None
+    unclean_leader_election: bool | None = None
+    source: str | None = None

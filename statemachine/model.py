@@ -1,0 +1,170 @@
+"""What the controller caches about each partition and topic (semantics §1), and the
+compact snapshot the Spark job keeps in `GroupState` between runs.
+
+During a replay the view is mutable (`Part`, `Topic`: slotted classes, cheap to update in
+the hot loop); between replays it is an immutable `BucketState`, a tuple snapshot that
+serialises to bytes and thaws back into exactly the same view.
+"""
+
+from __future__ import annotations
+
+import pickle
+import zlib
+from dataclasses import dataclass
+from typing import Any
+
+from statemachine.rows import Ints
+from statemachine.states import PartitionState, ReplicaState
+
+RECOVERED = "RECOVERED"
+RECOVERING = "RECOVERING"
+NO_LEADER = -1  # LeaderAndIsr.NoLeader
+LEADER_DURING_DELETE = -2  # LeaderAndIsr.LeaderDuringDelete
+EPOCH_DURING_DELETE = -2  # LeaderAndIsr.EpochDuringDelete
+NO_EPOCH = -1  # LeaderAndIsr.NoEpoch
+
+
+class Part:
+    """One partition: assignment, cached leadership (the ZK state), machine states."""
+
+    __slots__ = (
+        "partition", "replicas", "adding", "removing",
+        "has_leadership", "leader", "leader_epoch", "isr", "zk_version", "ctrl_epoch",
+        "recovering", "pstate", "rstates", "last_seq",
+    )
+
+    def __init__(self, partition: int) -> None:
+        self.partition = partition
+        self.replicas: Ints = ()
+        self.adding: Ints = ()
+        self.removing: Ints = ()
+        self.has_leadership = False
+        self.leader = NO_LEADER
+        self.leader_epoch = 0
+        self.isr: Ints = ()
+        self.zk_version = 0
+        self.ctrl_epoch = 0
+        self.recovering = False
+        # A partition Kafka has never seen is NonExistentPartition (an entry is created
+        # lazily by the machine; this is the same thing).
+        self.pstate = PartitionState.NonExistentPartition
+        self.rstates: dict[int, int] = {}
+        self.last_seq = -1
+
+    @property
+    def being_reassigned(self) -> bool:
+        return bool(self.adding or self.removing)
+
+    @property
+    def target_replicas(self) -> Ints:
+        removing = self.removing
+        return tuple(r for r in self.replicas if r not in removing) if removing else self.replicas
+
+    @property
+    def origin_replicas(self) -> Ints:
+        adding = self.adding
+        return tuple(r for r in self.replicas if r not in adding) if adding else self.replicas
+
+    def clear_leadership(self) -> None:
+        self.has_leadership = False
+        self.leader = NO_LEADER
+        self.leader_epoch = 0
+        self.isr = ()
+        self.zk_version = 0
+        self.ctrl_epoch = 0
+        self.recovering = False
+
+    def freeze(self) -> tuple[Any, ...]:
+        return (
+            self.partition, self.replicas, self.adding, self.removing,
+            self.has_leadership, self.leader, self.leader_epoch, self.isr, self.zk_version,
+            self.ctrl_epoch, self.recovering, int(self.pstate),
+            tuple(sorted(self.rstates.items())), self.last_seq,
+        )
+
+    @classmethod
+    def thaw(cls, t: tuple[Any, ...]) -> Part:
+        p = cls.__new__(cls)
+        (
+            p.partition, p.replicas, p.adding, p.removing,
+            p.has_leadership, p.leader, p.leader_epoch, p.isr, p.zk_version,
+            p.ctrl_epoch, p.recovering, pstate, rstates, p.last_seq,
+        ) = t
+        p.pstate = PartitionState(pstate)
+        p.rstates = dict(rstates)
+        return p
+
+
+class Topic:
+    """One topic: its partitions and the TopicDeletionManager's bookkeeping for it."""
+
+    __slots__ = ("name", "parts", "queued", "started", "ineligible", "unclean")
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.parts: dict[int, Part] = {}
+        self.queued = False  # topicsToBeDeleted
+        self.started = False  # topicsWithDeletionStarted
+        self.ineligible = False  # topicsIneligibleForDeletion
+        self.unclean: bool | None = None  # topic override; None = broker default
+
+    @property
+    def exists(self) -> bool:
+        """In `allTopics`: some partition has an assignment."""
+        return any(p.replicas for p in self.parts.values())
+
+    def sorted_parts(self) -> list[Part]:
+        return [self.parts[k] for k in sorted(self.parts)]
+
+    def freeze(self) -> tuple[Any, ...]:
+        return (
+            self.name, self.queued, self.started, self.ineligible, self.unclean,
+            tuple(self.parts[k].freeze() for k in sorted(self.parts)),
+        )
+
+    @classmethod
+    def thaw(cls, t: tuple[Any, ...]) -> Topic:
+        name, queued, started, ineligible, unclean, parts = t
+        topic = cls(name)
+        topic.queued, topic.started, topic.ineligible, topic.unclean = (
+            queued, started, ineligible, unclean)
+        topic.parts = {pt[0]: Part.thaw(pt) for pt in parts}
+        return topic
+
+
+STATE_FORMAT = 1
+
+
+@dataclass(frozen=True, slots=True)
+class BucketState:
+    """The saved view of every topic in one group, plus how far the fold has got.
+
+    `watermark` is the highest `seq` applied (events of the group and cluster steps); an
+    event at or below it is late. `topics` is a tuple of frozen topics sorted by name.
+    """
+
+    watermark: int = -1
+    topics: tuple[tuple[Any, ...], ...] = ()
+
+    def to_bytes(self) -> bytes:
+        # Plain tuples of ints, strings and bools: pickle is compact and stable for them,
+        # and zlib halves the size of the repetitive replica lists.
+        return zlib.compress(pickle.dumps((STATE_FORMAT, self.watermark, self.topics), 5), 1)
+
+    @classmethod
+    def from_bytes(cls, data: bytes) -> BucketState:
+        fmt, watermark, topics = pickle.loads(zlib.decompress(data))
+        if fmt != STATE_FORMAT:
+            raise ValueError(f"saved state has format {fmt}, this build reads {STATE_FORMAT}")
+        return cls(watermark, topics)
+
+    def thaw(self) -> dict[str, Topic]:
+        return {t[0]: Topic.thaw(t) for t in self.topics}
+
+    @classmethod
+    def freeze(cls, watermark: int, topics: dict[str, Topic]) -> BucketState:
+        return cls(watermark, tuple(topics[name].freeze() for name in sorted(topics)))
+
+
+def replica_state_name(code: int) -> str:
+    return ReplicaState(code).name

@@ -1,0 +1,129 @@
+"""Output rows of the core, one NamedTuple per table (DESIGN §5), without `cluster` and
+`run_id`, which the job prepends. Field order is the table's column order after those two;
+`tests/test_schemas.py` checks it against `schemas.tables`.
+
+Lists are tuples here (hashable, cheap); the job turns them into arrays.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+Ints = tuple[int, ...]
+
+
+class PartitionStateRow(NamedTuple):
+    topic: str
+    partition: int
+    state: str
+    leader: int | None  # None: no leadership info (never elected, or deleted)
+    leader_epoch: int | None
+    isr: Ints | None
+    replicas: Ints
+    adding_replicas: Ints
+    removing_replicas: Ints
+    zk_version: int | None
+    controller_epoch: int | None  # epoch of the controller that last wrote the state
+    leader_recovery_state: str | None
+    queued_for_deletion: bool
+    last_seq: int
+
+
+class ReplicaStateRow(NamedTuple):
+    topic: str
+    partition: int
+    broker_id: int
+    state: str
+
+
+class StateChangeRow(NamedTuple):
+    seq: int
+    ts: Any
+    step: int  # order of the transition within (seq, topic, partition)
+    topic: str
+    partition: int
+    broker_id: int | None  # None for the partition machine
+    machine: str  # "replica" | "partition"
+    from_state: str
+    to_state: str
+    valid: bool
+    reason: str | None
+
+
+class LeaderAndIsrRow(NamedTuple):
+    seq: int
+    ts: Any
+    batch: int  # order of the controller batch within (seq, topic, partition)
+    controller_epoch: int  # request level: the sending controller's epoch
+    broker_id: int  # recipient
+    topic: str
+    partition: int
+    state_controller_epoch: int  # partition level: epoch that wrote the state
+    leader: int
+    leader_epoch: int
+    isr: Ints
+    zk_version: int
+    replicas: Ints
+    adding_replicas: Ints
+    removing_replicas: Ints
+    is_new: bool
+    leader_recovery_state: str
+
+
+class UpdateMetadataRow(NamedTuple):
+    seq: int
+    ts: Any
+    batch: int
+    controller_epoch: int
+    topic: str
+    partition: int
+    state_controller_epoch: int
+    leader: int
+    leader_epoch: int
+    isr: Ints
+    zk_version: int
+    replicas: Ints
+    offline_replicas: Ints
+    # None: every live or shutting-down broker at `seq` (join broker_timeline); otherwise the
+    # explicit recipients (the full UM a starting broker gets).
+    to_brokers: Ints | None
+
+
+class StopReplicaRow(NamedTuple):
+    seq: int
+    ts: Any
+    batch: int
+    controller_epoch: int
+    broker_id: int
+    topic: str
+    partition: int
+    delete_partition: bool
+    leader_epoch: int
+
+
+class FindingRow(NamedTuple):
+    seq: int | None
+    ts: Any
+    topic: str | None
+    partition: int | None
+    broker_id: int | None
+    kind: str
+    detail: str
+    source: str | None
+
+
+class BrokerIntervalRow(NamedTuple):
+    broker_id: int
+    status: str  # live | shutting_down | dead
+    seq_from: int
+    seq_to: int | None  # None: still open at the end of the log
+    ts_from: Any
+    ts_to: Any
+
+
+class ControllerRow(NamedTuple):
+    controller_id: int
+    controller_epoch: int
+    seq: int
+    ts: Any
+    live_brokers: Ints

@@ -1,0 +1,65 @@
+"""Kafka's two state machines as data (semantics §4.1 and §5, Kafka 3.7.1).
+
+Each machine is one enum with Kafka's names and byte codes and one table of valid previous
+states, as at the bottom of `ReplicaStateMachine.scala` / `PartitionStateMachine.scala`.
+`is_valid_transition` is the only guard; nothing else encodes the graph.
+"""
+
+from __future__ import annotations
+
+from enum import IntEnum
+from typing import Final
+
+
+class ReplicaState(IntEnum):
+    NewReplica = 1
+    OnlineReplica = 2
+    OfflineReplica = 3
+    ReplicaDeletionStarted = 4
+    ReplicaDeletionSuccessful = 5
+    ReplicaDeletionIneligible = 6
+    NonExistentReplica = 7
+
+
+class PartitionState(IntEnum):
+    NewPartition = 0
+    OnlinePartition = 1
+    OfflinePartition = 2
+    NonExistentPartition = 3
+
+
+_R = ReplicaState
+_P = PartitionState
+
+# Version note: Kafka <= 2.2 allowed ReplicaDeletionIneligible only from
+# ReplicaDeletionStarted (KAFKA-8237 added OfflineReplica in 2.3).
+REPLICA_VALID_PREVIOUS: Final[dict[ReplicaState, frozenset[ReplicaState]]] = {
+    _R.NewReplica: frozenset({_R.NonExistentReplica}),
+    _R.OnlineReplica: frozenset(
+        {_R.NewReplica, _R.OnlineReplica, _R.OfflineReplica, _R.ReplicaDeletionIneligible}
+    ),
+    _R.OfflineReplica: frozenset(
+        {_R.NewReplica, _R.OnlineReplica, _R.OfflineReplica, _R.ReplicaDeletionIneligible}
+    ),
+    _R.ReplicaDeletionStarted: frozenset({_R.OfflineReplica}),
+    _R.ReplicaDeletionSuccessful: frozenset({_R.ReplicaDeletionStarted}),
+    _R.ReplicaDeletionIneligible: frozenset({_R.OfflineReplica, _R.ReplicaDeletionStarted}),
+    _R.NonExistentReplica: frozenset({_R.ReplicaDeletionSuccessful}),
+}
+
+PARTITION_VALID_PREVIOUS: Final[dict[PartitionState, frozenset[PartitionState]]] = {
+    _P.NewPartition: frozenset({_P.NonExistentPartition}),
+    _P.OnlinePartition: frozenset({_P.NewPartition, _P.OnlinePartition, _P.OfflinePartition}),
+    _P.OfflinePartition: frozenset({_P.NewPartition, _P.OnlinePartition, _P.OfflinePartition}),
+    _P.NonExistentPartition: frozenset({_P.OfflinePartition}),
+}
+
+
+def is_valid_transition(
+    table: dict[ReplicaState, frozenset[ReplicaState]]
+    | dict[PartitionState, frozenset[PartitionState]],
+    current: int,
+    target: int,
+) -> bool:
+    """Kafka's `isValidTransition`: is `current` a valid previous state of `target`?"""
+    return current in table[target]  # type: ignore[index]
