@@ -4,11 +4,12 @@ mutable topic view, the output lists, and the per-(seq, partition) step and batc
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from statemachine.cluster import ClusterState, ClusterTimeline
 from statemachine.events import Event
-from statemachine.model import Topic
+from statemachine.model import RECOVERED, RECOVERING, Part, Topic
 from statemachine.rows import (
     FindingRow,
     LeaderAndIsrRow,
@@ -18,6 +19,8 @@ from statemachine.rows import (
     StopReplicaRow,
     UpdateMetadataRow,
 )
+from statemachine.rows import Ints
+from statemachine.states import ReplicaState
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,3 +46,127 @@ class Outputs:
     findings: list[FindingRow] = field(default_factory=list)
     late: list[Event] = field(default_factory=list)
     applied: int = 0
+
+
+class Ctx:
+    """The controller's view during one replay: cluster at the current event, topics,
+    outputs, and step/batch counters, which restart at every `seq` and count per partition
+    (so they do not depend on which other topics share the replay group)."""
+
+    __slots__ = (
+        "config", "timeline", "topics", "out", "seq", "ts", "source",
+        "live", "sd", "live_or_sd", "epoch", "controller", "_counters", "index",
+    )
+
+    def __init__(self, config: ReplayConfig, timeline: ClusterTimeline,
+                 topics: dict[str, Topic]) -> None:
+        self.config = config
+        self.timeline = timeline
+        self.topics = topics
+        self.out = Outputs()
+        self.seq = -1
+        self.ts: object = None
+        self.source: str | None = None
+        self.live: frozenset[int] = frozenset()
+        self.sd: frozenset[int] = frozenset()
+        self.live_or_sd: frozenset[int] = frozenset()
+        self.epoch = 0
+        self.controller = -1
+        self._counters: dict[tuple[str, int], list[int]] = {}
+        # broker -> topics with a replica on it (assigned, adding or removing): which
+        # topics a broker event wakes. Derived, so never saved.
+        self.index: dict[int, set[str]] = {}
+        for topic in topics.values():
+            for part in topic.parts.values():
+                for r in part.replicas:
+                    self.index.setdefault(r, set()).add(topic.name)
+
+    # -- the current event ------------------------------------------------------------
+
+    def begin(self, seq: int, ts: object, source: str | None) -> None:
+        if seq != self.seq:
+            self._counters.clear()
+        self.seq, self.ts, self.source = seq, ts, source
+
+    def set_cluster(self, state: ClusterState) -> None:
+        self.set_liveness(state.live, state.shutting_down)
+        self.epoch, self.controller = state.epoch, state.controller
+
+    def set_liveness(self, live: frozenset[int], sd: frozenset[int]) -> None:
+        self.live, self.sd = live, sd
+        self.live_or_sd = live | sd
+
+    def next_step(self, topic: str, partition: int) -> int:
+        c = self._counters.get((topic, partition))
+        if c is None:
+            c = self._counters[(topic, partition)] = [0, 0]
+        c[0] += 1
+        return c[0]
+
+    def next_batch(self, topic: str, partition: int) -> int:
+        c = self._counters.get((topic, partition))
+        if c is None:
+            c = self._counters[(topic, partition)] = [0, 0]
+        c[1] += 1
+        return c[1]
+
+    # -- recording --------------------------------------------------------------------
+
+    def change(self, topic: str, partition: int, broker: int | None, machine: str,
+               from_state: str, to_state: str, valid: bool, reason: str | None) -> None:
+        self.out.state_changes.append(StateChangeRow(
+            self.seq, self.ts, self.next_step(topic, partition), topic, partition, broker,
+            machine, from_state, to_state, valid, reason))
+
+    def finding(self, topic: str | None, partition: int | None, broker: int | None,
+                kind: str, detail: str) -> None:
+        self.out.findings.append(FindingRow(
+            self.seq, self.ts, topic, partition, broker, kind, detail, self.source))
+
+    # -- topology ---------------------------------------------------------------------
+
+    def topic(self, name: str) -> Topic:
+        t = self.topics.get(name)
+        if t is None:
+            t = self.topics[name] = Topic(name)
+        return t
+
+    def topics_on(self, brokers: Iterable[int]) -> list[Topic]:
+        names: set[str] = set()
+        for b in brokers:
+            names |= self.index.get(b, set())
+        return [self.topics[n] for n in sorted(names)]
+
+    def set_assignment(self, topic: Topic, part: Part, replicas: Ints,
+                       adding: Ints = (), removing: Ints = ()) -> None:
+        part.replicas, part.adding, part.removing = replicas, adding, removing
+        for r in replicas:
+            s = self.index.get(r)
+            if s is None:
+                self.index[r] = {topic.name}
+            else:
+                s.add(topic.name)
+        # Stale index entries (a broker that no longer hosts the topic) are harmless: the
+        # flows filter by the current assignment. They are dropped at the next thaw.
+
+    # -- end of replay ----------------------------------------------------------------
+
+    def emit_states(self) -> None:
+        ps, rs = self.out.partition_states, self.out.replica_states
+        for name in sorted(self.topics):
+            topic = self.topics[name]
+            for part in topic.sorted_parts():
+                lead = part.has_leadership
+                ps.append(PartitionStateRow(
+                    name, part.partition, part.pstate.name,
+                    part.leader if lead else None,
+                    part.leader_epoch if lead else None,
+                    part.isr if lead else None,
+                    part.replicas, part.adding, part.removing,
+                    part.zk_version if lead else None,
+                    part.ctrl_epoch if lead else None,
+                    (RECOVERING if part.recovering else RECOVERED) if lead else None,
+                    topic.queued, part.last_seq))
+                for b in sorted(part.rstates):
+                    rs.append(ReplicaStateRow(
+                        name, part.partition, b, ReplicaState(part.rstates[b]).name))

@@ -56,6 +56,9 @@ def replay(
     ctx = Ctx(config or ReplayConfig(), timeline, state.thaw())
     out = ctx.out
     watermark = state.watermark
+    # Cluster steps are applied in order below, so after each one the context holds
+    # exactly `timeline.state_at(seq)`; start from the state at the watermark.
+    ctx.set_cluster(timeline.state_at(watermark))
 
     fresh: list[Event] = []
     for e in events:

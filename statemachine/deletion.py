@@ -1,0 +1,126 @@
+"""`TopicDeletionManager` for one topic (semantics §7.9).
+
+Deletion completes only when every replica of every partition of the topic is
+ReplicaDeletionSuccessful. The replay keeps all partitions of a topic in one group, so that
+rule is evaluated here, on the whole topic, at the moment Kafka evaluates it.
+
+`resumeDeletions` in Kafka walks every queued topic of the cluster; here it walks the topic
+at hand. The difference shows only for a queued topic whose replicas are all on dead
+brokers: Kafka retries it (Ineligible -> Offline) on the next deletion activity of any
+topic, the replay on the next event of its own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from statemachine.context import Ctx
+from statemachine.model import Part, Topic
+from statemachine.partition_machine import handle_partition_changes
+from statemachine.replica_machine import Replica, handle_replica_changes
+from statemachine.requests import Batch
+from statemachine.states import PartitionState, ReplicaState
+
+R = ReplicaState
+
+
+def topic_replicas(topic: Topic) -> list[Replica]:
+    """`replicasForTopic`: every assigned replica of every partition."""
+    return [(part, b) for part in topic.sorted_parts() for b in part.replicas]
+
+
+def _in_state(replicas: Sequence[Replica], state: ReplicaState) -> list[Replica]:
+    return [(p, b) for p, b in replicas if p.rstates.get(b) == state]
+
+
+def all_replicas_deleted(topic: Topic) -> bool:
+    """The per-topic completion rule (vacuously true for a topic with no replicas)."""
+    return all(p.rstates.get(b) == R.ReplicaDeletionSuccessful for p, b in topic_replicas(topic))
+
+
+def enqueue(ctx: Ctx, topic: Topic) -> None:
+    topic.queued = True
+    resume_deletions(ctx, topic)
+
+
+def mark_ineligible(topic: Topic) -> None:
+    if topic.queued:
+        topic.ineligible = True
+
+
+def resume_for_topic(ctx: Ctx, topic: Topic) -> None:
+    """`resumeDeletionForTopics({topic})`."""
+    if topic.queued:
+        topic.ineligible = False
+        resume_deletions(ctx, topic)
+
+
+def resume_deletions(ctx: Ctx, topic: Topic) -> None:
+    if not topic.queued:
+        return
+    replicas = topic_replicas(topic)
+    retry = False
+    if all(p.rstates.get(b) == R.ReplicaDeletionSuccessful for p, b in replicas):
+        complete(ctx, topic, replicas)
+        return
+    started = bool(_in_state(replicas, R.ReplicaDeletionStarted))
+    if not started and _in_state(replicas, R.ReplicaDeletionIneligible):
+        retry = True
+    eligible = not started and not topic.ineligible
+    if retry:
+        handle_replica_changes(ctx, topic, _in_state(replicas, R.ReplicaDeletionIneligible),
+                               R.OfflineReplica)
+    if eligible:
+        on_topic_deletion(ctx, topic)
+
+
+def complete(ctx: Ctx, topic: Topic, replicas: Sequence[Replica]) -> None:
+    """`completeDeleteTopic`, then `removeTopic`: assignments, leadership and deletion
+    bookkeeping go; partition states stay (as NonExistentPartition)."""
+    handle_replica_changes(ctx, topic, replicas, R.NonExistentReplica)
+    for part in topic.parts.values():
+        ctx.set_assignment(topic, part, ())
+        part.clear_leadership()
+    topic.queued = topic.started = topic.ineligible = False
+    topic.unclean = None
+    ctx.finding(topic.name, None, None, "topic_deleted",
+                f"Deletion of topic {topic.name} successfully completed")
+
+
+def on_topic_deletion(ctx: Ctx, topic: Topic) -> None:
+    parts = [p for p in topic.sorted_parts() if p.replicas]
+    if not topic.started:
+        handle_partition_changes(ctx, topic, parts, PartitionState.OfflinePartition)
+        handle_partition_changes(ctx, topic, parts, PartitionState.NonExistentPartition)
+        topic.started = True
+    batch = Batch(ctx, topic)
+    for part in parts:
+        batch.add_update_metadata(part)
+    batch.send()
+    on_partition_deletion(ctx, topic, parts)
+
+
+def on_partition_deletion(ctx: Ctx, topic: Topic, parts: Sequence[Part]) -> None:
+    live = ctx.live
+    replicas = [(p, b) for p in parts for b in p.replicas]
+    dead = [(p, b) for p, b in replicas if b not in live]
+    retry = [(p, b) for p, b in replicas
+             if b in live and p.rstates.get(b) != R.ReplicaDeletionSuccessful]
+    handle_replica_changes(ctx, topic, dead, R.ReplicaDeletionIneligible)
+    handle_replica_changes(ctx, topic, retry, R.OfflineReplica)
+    handle_replica_changes(ctx, topic, retry, R.ReplicaDeletionStarted)
+    if dead:
+        mark_ineligible(topic)
+
+
+def complete_replica_deletion(ctx: Ctx, topic: Topic, replicas: Sequence[Replica]) -> None:
+    if topic.queued:
+        handle_replica_changes(ctx, topic, replicas, R.ReplicaDeletionSuccessful)
+        resume_deletions(ctx, topic)
+
+
+def fail_replica_deletion(ctx: Ctx, topic: Topic, replicas: Sequence[Replica]) -> None:
+    if topic.queued and replicas:
+        handle_replica_changes(ctx, topic, replicas, R.ReplicaDeletionIneligible)
+        mark_ineligible(topic)
+        resume_deletions(ctx, topic)

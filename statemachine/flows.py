@@ -1,0 +1,418 @@
+"""Kafka's controller flows as they touch the topics of one replay group (semantics §7).
+
+Each cluster step or event becomes the sequence of state-machine calls `KafkaController`
+makes, per topic, in Kafka's order. Kafka runs each call over all partitions of the cluster
+at once; partitions of different topics never influence each other inside a call (except by
+sharing a request batch, which only merges their requests), so running the calls topic by
+topic gives the same states and requests.
+
+A broker event wakes only the partitions with a replica on that broker, plus those led by a
+shutting-down broker on a failure (they lose their leader in `partitionsWithOfflineLeader`).
+Kafka also retries, at every broker change, the elections of every other leaderless
+partition of the cluster; such a retry cannot succeed (none of its replicas changed
+liveness) and changes nothing, so the replay does not repeat it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from schemas import event_types as ET
+from statemachine import deletion, reassignment
+from statemachine.cluster import BROKER_CHANGE, FAILOVER, SHUTDOWN, ClusterState, ClusterStep
+from statemachine.context import Ctx
+from statemachine.events import Event
+from statemachine.model import Part, Topic
+from statemachine.partition_machine import (
+    controlled_shutdown_strategy,
+    handle_partition_changes,
+    offline_strategy,
+    preferred_strategy,
+)
+from statemachine.replica_machine import Replica, handle_replica_changes
+from statemachine.requests import Batch
+from statemachine.rows import Ints
+from statemachine.states import PartitionState, ReplicaState
+
+P = PartitionState
+R = ReplicaState
+_CLEAN = offline_strategy(False)
+_UNCLEAN = offline_strategy(True)
+
+
+def trigger_online(ctx: Ctx, topic: Topic, parts: Sequence[Part]) -> dict[int, bool]:
+    """`triggerOnlinePartitionStateChange` restricted to `parts`: New and Offline
+    partitions of a topic not queued for deletion, Offline strategy, allowUnclean=false
+    (the topic's own unclean setting still applies)."""
+    if topic.queued:
+        return {}
+    todo = [p for p in parts if p.pstate in (P.NewPartition, P.OfflinePartition)]
+    return handle_partition_changes(ctx, topic, todo, P.OnlinePartition, _CLEAN)
+
+
+# -- cluster steps ---------------------------------------------------------------------
+
+
+def apply_cluster_step(ctx: Ctx, step: ClusterStep) -> None:
+    ctx.begin(step.seq, step.ts, None)
+    ctx.epoch, ctx.controller = step.epoch, step.controller
+    if step.kind == FAILOVER:
+        ctx.set_liveness(step.live_after, step.sd_after)
+        for name in sorted(ctx.topics):
+            on_controller_failover(ctx, ctx.topics[name])
+    elif step.kind == BROKER_CHANGE:
+        _broker_change(ctx, step)
+    elif step.kind == SHUTDOWN:
+        ctx.set_liveness(step.live_after, step.sd_after)
+        for topic in ctx.topics_on((step.broker,)):
+            on_controlled_shutdown(ctx, topic, step.broker)
+    ctx.set_cluster(ClusterState(step.live_after, step.sd_after, step.epoch, step.controller))
+
+
+def _broker_change(ctx: Ctx, step: ClusterStep) -> None:
+    """§7.1: new brokers start; bounced brokers fail and start again; dead brokers fail.
+    Liveness moves between the phases exactly as the controller updates it."""
+    live, sd = step.live_before, step.sd_before
+    if step.new:
+        live = live | frozenset(step.new)
+        ctx.set_liveness(live, sd)
+        _startup(ctx, step.new)
+    if step.bounced:
+        bounced = frozenset(step.bounced)
+        live, sd = live - bounced, sd - bounced
+        ctx.set_liveness(live, sd)
+        _failure(ctx, step.bounced)
+        live = live | bounced
+        ctx.set_liveness(live, sd)
+        _startup(ctx, step.bounced)
+    if step.dead:
+        dead = frozenset(step.dead)
+        live, sd = live - dead, sd - dead
+        ctx.set_liveness(live, sd)
+        _failure(ctx, step.dead)
+
+
+def _hosted(topic: Topic, brokers: Ints) -> list[Replica]:
+    return [(p, b) for p in topic.sorted_parts() for b in brokers if b in p.replicas]
+
+
+def _startup(ctx: Ctx, brokers: Ints) -> None:
+    for topic in ctx.topics_on(brokers):
+        on_broker_startup(ctx, topic, brokers)
+
+
+def _failure(ctx: Ctx, brokers: Ints) -> None:
+    # Partitions led by a shutting-down broker lose their leader here too (they are in
+    # partitionsWithOfflineLeader), so wake the topics of shutting-down brokers as well.
+    for topic in ctx.topics_on((*brokers, *sorted(ctx.sd))):
+        on_replicas_become_offline(ctx, topic, _hosted(topic, brokers))
+
+
+def on_broker_startup(ctx: Ctx, topic: Topic, new: Ints) -> None:
+    """§7.2. The UMs of steps 2-3 carry no partition change (an empty UM to the existing
+    brokers, and the current metadata to the new ones), so no partition rows come of them."""
+    replicas = _hosted(topic, new)
+    if not replicas:
+        return
+    parts = list(dict.fromkeys(p for p, _ in replicas))
+    handle_replica_changes(ctx, topic, replicas, R.OnlineReplica)
+    trigger_online(ctx, topic, parts)
+    for part in parts:
+        if part.being_reassigned and any(r in new for r in part.target_replicas):
+            reassignment.on_partition_reassignment(
+                ctx, topic, part, reassignment.current_assignment(part))
+    if topic.queued:
+        deletion.resume_for_topic(ctx, topic)
+
+
+def on_replicas_become_offline(ctx: Ctx, topic: Topic, replicas: Sequence[Replica]) -> None:
+    """§7.4 for the replicas of one topic on the failed brokers."""
+    live = ctx.live
+    hosted = {p.partition for p, _ in replicas}
+    offline_leader = [
+        p for p in topic.sorted_parts()
+        if p.has_leadership and p.leader not in live
+        and (p.partition in hosted or p.leader in ctx.sd)
+    ]
+    if not topic.queued:
+        handle_partition_changes(ctx, topic, offline_leader, P.OfflinePartition)
+        woken = list(dict.fromkeys([*offline_leader, *(p for p, _ in replicas)]))
+        trigger_online(ctx, topic, woken)
+        handle_replica_changes(ctx, topic, replicas, R.OfflineReplica)
+    else:
+        deletion.fail_replica_deletion(ctx, topic, replicas)
+
+
+def on_controlled_shutdown(ctx: Ctx, topic: Topic, broker: int) -> None:
+    """§7.6 step 3-6: move leadership off the broker, take it out of the ISRs it follows.
+    RF=1 partitions and topics queued for deletion are left alone."""
+    if topic.queued:
+        return
+    act_on = [p for p in topic.sorted_parts()
+              if broker in p.replicas and len(p.replicas) > 1 and p.has_leadership]
+    led = [p for p in act_on if p.leader == broker]
+    followed = [p for p in act_on if p.leader != broker]
+    results = handle_partition_changes(ctx, topic, led, P.OnlinePartition,
+                                       controlled_shutdown_strategy)
+    for part in led:
+        if not results.get(part.partition, False):
+            ctx.finding(topic.name, part.partition, broker, "controlled_shutdown_incomplete",
+                        f"broker {broker} still leads {topic.name}-{part.partition}: no other "
+                        "ISR member can take over")
+    if followed:
+        batch = Batch(ctx, topic)
+        for part in followed:
+            batch.add_stop_replica((broker,), part, delete=False)
+        batch.send()
+        handle_replica_changes(ctx, topic, [(p, broker) for p in followed], R.OfflineReplica)
+
+
+def on_controller_failover(ctx: Ctx, topic: Topic) -> None:
+    """§7.10 steps 4-9 for one topic: the new controller rebuilds its view from ZK (the
+    assignment and leadership survive; machine states and shutting-down brokers do not)."""
+    live = ctx.live
+    parts = [p for p in topic.sorted_parts() if p.replicas]
+    if topic.queued:
+        topic.started = False
+        topic.ineligible = any(
+            r not in live for p in parts for r in p.replicas) or any(
+            p.being_reassigned for p in parts)
+    # Replica machine startup (§4.4).
+    online: list[Replica] = []
+    offline: list[Replica] = []
+    for part in topic.sorted_parts():
+        old = part.rstates
+        part.rstates = {}
+        for r in part.replicas:
+            state = R.OnlineReplica if r in live else R.ReplicaDeletionIneligible
+            part.rstates[r] = state
+            (online if state == R.OnlineReplica else offline).append((part, r))
+            if old.get(r) != state:
+                ctx.change(topic.name, part.partition, r, "replica",
+                           R(old.get(r, R.NonExistentReplica)).name, state.name, True,
+                           "initialized by controller failover")
+    handle_replica_changes(ctx, topic, online, R.OnlineReplica)
+    handle_replica_changes(ctx, topic, offline, R.OfflineReplica)
+    # Partition machine startup (§5.1).
+    for part in parts:
+        if part.has_leadership:
+            state = P.OnlinePartition if part.leader in live else P.OfflinePartition
+        else:
+            state = P.NewPartition
+        if state != part.pstate:
+            ctx.change(topic.name, part.partition, None, "partition", part.pstate.name,
+                       state.name, True, "initialized by controller failover")
+            part.pstate = state
+    trigger_online(ctx, topic, parts)
+    if not topic.queued:
+        for part in parts:
+            if part.being_reassigned:
+                reassignment.on_partition_reassignment(
+                    ctx, topic, part, reassignment.current_assignment(part))
+    deletion.resume_deletions(ctx, topic)
+
+
+# -- topic and partition events --------------------------------------------------------
+
+
+def apply_event(ctx: Ctx, e: Event) -> None:
+    ctx.begin(e.seq, e.ts, e.source)
+    handler = _HANDLERS.get(e.event_type)
+    if handler is None:
+        ctx.finding(e.topic, e.partition, e.broker_id, "unsupported_event",
+                    f"event type {e.event_type!r} is not a topic or partition event")
+        return
+    handler(ctx, e)
+
+
+def _known_part(ctx: Ctx, e: Event, kind: str) -> tuple[Topic, Part] | None:
+    topic = ctx.topics.get(e.topic or "")
+    part = topic.parts.get(e.partition if e.partition is not None else -1) if topic else None
+    if topic is None or part is None or not part.replicas:
+        ctx.finding(e.topic, e.partition, e.broker_id, kind,
+                    f"UNKNOWN_TOPIC_OR_PARTITION: {e.topic}-{e.partition} does not exist")
+        return None
+    return topic, part
+
+
+def _partition_created(ctx: Ctx, e: Event) -> None:
+    assert e.topic is not None and e.partition is not None and e.replicas is not None
+    topic = ctx.topic(e.topic)
+    if topic.queued:
+        ctx.finding(e.topic, e.partition, None, "partition_created_during_deletion",
+                    f"topic {e.topic} is queued for deletion; the new partition is ignored")
+        return
+    part = topic.parts.get(e.partition)
+    if part is not None and part.replicas:
+        ctx.finding(e.topic, e.partition, None, "partition_exists",
+                    f"{e.topic}-{e.partition} already has assignment {list(part.replicas)}")
+        return
+    if part is None:
+        part = topic.parts[e.partition] = Part(e.partition)
+    if e.unclean_leader_election is not None:
+        topic.unclean = e.unclean_leader_election
+    ctx.set_assignment(topic, part, tuple(e.replicas))
+    on_new_partition_creation(ctx, topic, [part])
+
+
+def on_new_partition_creation(ctx: Ctx, topic: Topic, parts: Sequence[Part]) -> None:
+    """§7.5: the replicas of a new partition end Online even on dead brokers."""
+    replicas = [(p, b) for p in parts for b in p.replicas]
+    handle_partition_changes(ctx, topic, parts, P.NewPartition)
+    handle_replica_changes(ctx, topic, replicas, R.NewReplica)
+    handle_partition_changes(ctx, topic, parts, P.OnlinePartition, _CLEAN)
+    handle_replica_changes(ctx, topic, replicas, R.OnlineReplica)
+
+
+def _reassignment_requested(ctx: Ctx, e: Event) -> None:
+    found = _known_part(ctx, e, "reassignment_rejected")
+    if found is not None:
+        assert e.replicas is not None
+        reassignment.request(ctx, *found, tuple(e.replicas))
+
+
+def _isr_changed(ctx: Ctx, e: Event) -> None:
+    """An ISR change by the leader: AlterPartition (§7.11) or, before 2.7, the leader's own
+    ZK write seen through an IsrChangeNotification. The leader epoch never changes."""
+    found = _known_part(ctx, e, "alter_partition_rejected")
+    if found is None:
+        return
+    topic, part = found
+    assert e.isr is not None
+    isr = tuple(e.isr)
+
+    def reject(error: str, detail: str) -> None:
+        ctx.finding(topic.name, part.partition, part.leader, "alter_partition_rejected",
+                    f"{error}: {detail}")
+
+    if not part.has_leadership:
+        return reject("UNKNOWN_TOPIC_OR_PARTITION", "no leadership info")
+    if e.leader_epoch is not None and e.leader_epoch > part.leader_epoch:
+        return reject("NOT_CONTROLLER", f"leader epoch {e.leader_epoch} is ahead of "
+                      f"{part.leader_epoch}")
+    if e.leader_epoch is not None and e.leader_epoch < part.leader_epoch:
+        return reject("FENCED_LEADER_EPOCH", f"leader epoch {e.leader_epoch} is behind "
+                      f"{part.leader_epoch}")
+    if part.leader < 0:
+        return reject("NOT_LEADER_OR_FOLLOWER", "the partition has no leader")
+    if isr != part.isr:
+        ineligible = [r for r in isr if r not in ctx.live]
+        if ineligible:
+            return reject("INELIGIBLE_REPLICA", f"ISR members {ineligible} are not live")
+        part.isr = isr
+        part.zk_version += 1
+        part.ctrl_epoch = ctx.epoch
+        if len(isr) > 1:
+            part.recovering = False  # a RECOVERING leader may only grow the ISR once done
+    part.last_seq = ctx.seq
+    batch = Batch(ctx, topic)
+    batch.add_update_metadata(part)
+    batch.send()
+    reassignment.maybe_complete(ctx, topic, part)
+
+
+def _preferred_election(ctx: Ctx, e: Event) -> None:
+    found = _known_part(ctx, e, "election_rejected")
+    if found is None:
+        return
+    topic, part = found
+    if topic.queued:
+        ctx.finding(topic.name, part.partition, None, "election_rejected",
+                    f"INVALID_TOPIC_EXCEPTION: {topic.name} is queued for deletion")
+        return
+    if part.has_leadership and part.leader == part.replicas[0]:
+        return  # ELECTION_NOT_NEEDED
+    results = handle_partition_changes(ctx, topic, [part], P.OnlinePartition,
+                                       preferred_strategy)
+    if not results.get(part.partition, False):
+        ctx.finding(topic.name, part.partition, None, "preferred_leader_not_available",
+                    f"preferred replica {part.replicas[0]} of {topic.name}-{part.partition} "
+                    "is not live or not in the ISR")
+
+
+def _unclean_election(ctx: Ctx, e: Event) -> None:
+    found = _known_part(ctx, e, "election_rejected")
+    if found is None:
+        return
+    topic, part = found
+    if topic.queued:
+        ctx.finding(topic.name, part.partition, None, "election_rejected",
+                    f"INVALID_TOPIC_EXCEPTION: {topic.name} is queued for deletion")
+        return
+    if not part.has_leadership or (part.leader >= 0 and part.leader in ctx.live):
+        return  # ELECTION_NOT_NEEDED
+    results = handle_partition_changes(ctx, topic, [part], P.OnlinePartition, _UNCLEAN)
+    if not results.get(part.partition, False):
+        ctx.finding(topic.name, part.partition, None, "eligible_leaders_not_available",
+                    f"no live replica of {topic.name}-{part.partition}")
+
+
+def _topic_config_changed(ctx: Ctx, e: Event) -> None:
+    topic = ctx.topics.get(e.topic or "")
+    if topic is None or not topic.exists:
+        ctx.finding(e.topic, None, None, "unknown_topic",
+                    f"config change for topic {e.topic}, which does not exist")
+        return
+    topic.unclean = e.unclean_leader_election
+    if e.unclean_leader_election:
+        # TopicUncleanLeaderElectionEnable: only an enable triggers elections.
+        trigger_online(ctx, topic, topic.sorted_parts())
+
+
+def _deletion_requested(ctx: Ctx, e: Event) -> None:
+    topic = ctx.topics.get(e.topic or "")
+    if not ctx.config.delete_topic_enable:
+        ctx.finding(e.topic, None, None, "deletion_disabled",
+                    f"delete.topic.enable=false: deletion of {e.topic} ignored")
+        return
+    if topic is None or not topic.exists:
+        ctx.finding(e.topic, None, None, "unknown_topic",
+                    f"deletion of topic {e.topic}, which does not exist; marker removed")
+        return
+    if any(p.being_reassigned for p in topic.parts.values()):
+        deletion.mark_ineligible(topic)  # a no-op unless already queued, as in Kafka
+    deletion.enqueue(ctx, topic)
+
+
+def _deletion_completed(ctx: Ctx, e: Event) -> None:
+    """The log's own completion line is checked, never applied: the replay completes a
+    deletion only when every replica of the topic is deleted."""
+    topic = ctx.topics.get(e.topic or "")
+    if topic is not None and (topic.queued or topic.exists):
+        waiting = [f"{p.partition}/{b}:{R(p.rstates.get(b, R.NonExistentReplica)).name}"
+                   for p, b in deletion.topic_replicas(topic)
+                   if p.rstates.get(b) != R.ReplicaDeletionSuccessful]
+        ctx.finding(e.topic, None, None, "deletion_completion_mismatch",
+                    f"the log says deletion of {e.topic} completed; the replay has replicas "
+                    f"not deleted: {', '.join(waiting[:20])}")
+
+
+def _stop_replica_response(ctx: Ctx, e: Event) -> None:
+    found = _known_part(ctx, e, "stop_replica_response_ignored")
+    if found is None:
+        return
+    topic, part = found
+    assert e.broker_id is not None
+    if not topic.started or e.broker_id not in part.replicas:
+        ctx.finding(topic.name, part.partition, e.broker_id, "stop_replica_response_ignored",
+                    f"StopReplica response from {e.broker_id} for {topic.name}-"
+                    f"{part.partition}, whose deletion has not started")
+        return
+    replicas = [(part, e.broker_id)]
+    if e.error:
+        deletion.fail_replica_deletion(ctx, topic, replicas)
+    else:
+        deletion.complete_replica_deletion(ctx, topic, replicas)
+
+
+_HANDLERS: dict[str, Callable[[Ctx, Event], None]] = {
+    ET.PARTITION_CREATED: _partition_created,
+    ET.REASSIGNMENT_REQUESTED: _reassignment_requested,
+    ET.ISR_CHANGED: _isr_changed,
+    ET.PREFERRED_LEADER_ELECTION: _preferred_election,
+    ET.UNCLEAN_LEADER_ELECTION: _unclean_election,
+    ET.TOPIC_CONFIG_CHANGED: _topic_config_changed,
+    ET.TOPIC_DELETION_REQUESTED: _deletion_requested,
+    ET.TOPIC_DELETION_COMPLETED: _deletion_completed,
+    ET.STOP_REPLICA_RESPONSE: _stop_replica_response,
+}

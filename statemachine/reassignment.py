@@ -1,0 +1,144 @@
+"""Partition reassignment, KIP-455 model of Kafka 2.4+ (semantics §7.8)."""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from statemachine import deletion
+from statemachine.context import Ctx
+from statemachine.model import Part, Topic
+from statemachine.partition_machine import handle_partition_changes, reassign_strategy
+from statemachine.replica_machine import handle_replica_changes
+from statemachine.requests import Batch
+from statemachine.rows import Ints
+from statemachine.states import PartitionState, ReplicaState
+
+R = ReplicaState
+
+
+class Assignment(NamedTuple):
+    """`ReplicaAssignment(replicas, addingReplicas, removingReplicas)`."""
+
+    replicas: Ints
+    adding: Ints = ()
+    removing: Ints = ()
+
+    @property
+    def being_reassigned(self) -> bool:
+        return bool(self.adding or self.removing)
+
+    @property
+    def target(self) -> Ints:
+        return tuple(r for r in self.replicas if r not in self.removing)
+
+    @property
+    def origin(self) -> Ints:
+        return tuple(r for r in self.replicas if r not in self.adding)
+
+    def reassign_to(self, target: Ints) -> Assignment:
+        """Target replicas first, in target order, then the origin replicas."""
+        replicas = tuple(dict.fromkeys((*target, *self.origin)))
+        origin = self.origin
+        return Assignment(
+            replicas,
+            tuple(r for r in replicas if r not in origin),
+            tuple(r for r in replicas if r not in target),
+        )
+
+
+def current_assignment(part: Part) -> Assignment:
+    return Assignment(part.replicas, part.adding, part.removing)
+
+
+def request(ctx: Ctx, topic: Topic, part: Part, target: Ints) -> None:
+    """A reassignment request (ZK znode or AlterPartitionReassignments API)."""
+    if topic.queued or not part.replicas:
+        ctx.finding(topic.name, part.partition, None, "reassignment_rejected",
+                    f"UNKNOWN_TOPIC_OR_PARTITION: {topic.name}-{part.partition} "
+                    + ("is queued for deletion" if topic.queued else "has no assignment"))
+        return
+    # maybeBuildReassignment: an ongoing reassignment is re-targeted from its origin.
+    new = current_assignment(part).reassign_to(target)
+    offline_adding = [r for r in new.adding if r not in ctx.live]
+    if offline_adding:
+        # The API path rejects this (INVALID_REPLICA_ASSIGNMENT); the ZK path, which
+        # Kafka's own tests use, accepts it and stalls in phase A until the broker is back.
+        ctx.finding(topic.name, part.partition, None, "reassignment_to_offline_broker",
+                    f"adding replicas {offline_adding} are not live; the reassignment "
+                    "waits for them")
+    on_partition_reassignment(ctx, topic, part, new)
+
+
+def maybe_complete(ctx: Ctx, topic: Topic, part: Part) -> None:
+    """`maybeCompleteReassignment`, after an ISR change of a reassigning partition."""
+    if part.being_reassigned and _complete(part, current_assignment(part)):
+        on_partition_reassignment(ctx, topic, part, current_assignment(part))
+
+
+def _complete(part: Part, assignment: Assignment) -> bool:
+    if not assignment.being_reassigned:
+        return True
+    isr = part.isr
+    return all(r in isr for r in assignment.target)
+
+
+def on_partition_reassignment(ctx: Ctx, topic: Topic, part: Part, new: Assignment) -> None:
+    deletion.mark_ineligible(topic)
+    current = current_assignment(part)
+    if current != new:
+        # U: store the new assignment, then stop replicas that left it altogether.
+        ctx.set_assignment(topic, part, new.replicas, new.adding, new.removing)
+        unneeded = tuple(r for r in current.replicas if r not in new.replicas)
+        if unneeded:
+            stop_removed_replicas(ctx, topic, part, unneeded)
+    if not part.has_leadership:
+        # updateLeaderEpoch finds no ZK state: IllegalStateException in Kafka, which makes
+        # the controller resign. Nothing sensible can be replayed past it.
+        ctx.finding(topic.name, part.partition, None, "reassignment_without_leader",
+                    f"{topic.name}-{part.partition} has no leadership info; Kafka would "
+                    "raise IllegalStateException and the controller would resign")
+        return
+    if not _complete(part, new):
+        # Phase A: bump the leader epoch, start the adding replicas.
+        update_leader_epoch_and_send(ctx, topic, part)
+        for a in new.adding:
+            handle_replica_changes(ctx, topic, [(part, a)], R.NewReplica)
+        return
+    # Phase B: the targets are in sync.
+    handle_replica_changes(ctx, topic, [(part, a) for a in new.adding], R.OnlineReplica)
+    ctx.set_assignment(topic, part, new.target)
+    if part.leader not in new.target:
+        handle_partition_changes(ctx, topic, [part], PartitionState.OnlinePartition,
+                                 reassign_strategy)
+    elif part.leader in ctx.live:
+        update_leader_epoch_and_send(ctx, topic, part)
+    else:
+        handle_partition_changes(ctx, topic, [part], PartitionState.OnlinePartition,
+                                 reassign_strategy)
+    if new.removing:
+        stop_removed_replicas(ctx, topic, part, new.removing)
+    batch = Batch(ctx, topic)
+    batch.add_update_metadata(part)
+    batch.send()
+    deletion.resume_for_topic(ctx, topic)
+
+
+def update_leader_epoch_and_send(ctx: Ctx, topic: Topic, part: Part) -> None:
+    """Rewrite the ZK state with leaderEpoch + 1; LeaderAndIsr to the origin replicas
+    (isNew=false) and the adding replicas (isNew=true), carrying the full assignment."""
+    part.leader_epoch += 1
+    part.zk_version += 1
+    part.ctrl_epoch = ctx.epoch
+    batch = Batch(ctx, topic)
+    assignment = current_assignment(part)
+    batch.add_leader_and_isr(assignment.origin, part, is_new=False)
+    batch.add_leader_and_isr(assignment.adding, part, is_new=True)
+    batch.send()
+
+
+def stop_removed_replicas(ctx: Ctx, topic: Topic, part: Part, removed: Ints) -> None:
+    """Four separate calls: the controller does not wait for the StopReplica response."""
+    replicas = [(part, r) for r in removed]
+    for target in (R.OfflineReplica, R.ReplicaDeletionStarted, R.ReplicaDeletionSuccessful,
+                   R.NonExistentReplica):
+        handle_replica_changes(ctx, topic, replicas, target)

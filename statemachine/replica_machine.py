@@ -1,0 +1,164 @@
+"""`ZkReplicaStateMachine.handleStateChanges` for replicas of one topic (semantics §4).
+
+One call is one request batch. Replicas are grouped by broker and the groups run in
+ascending broker id: Kafka iterates a hash map here (§11.1), so when several brokers leave
+one ISR in one call, which member survives as the last one is Kafka's hash order; ascending
+id is our documented, deterministic choice.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from statemachine.context import Ctx
+from statemachine.model import NO_LEADER, Part, Topic
+from statemachine.requests import Batch
+from statemachine.states import REPLICA_VALID_PREVIOUS, ReplicaState
+
+R = ReplicaState
+MACHINE = "replica"
+
+Replica = tuple[Part, int]  # (partition, broker id)
+
+
+def handle_replica_changes(ctx: Ctx, topic: Topic, replicas: Sequence[Replica],
+                           target: ReplicaState) -> None:
+    if not replicas:
+        return
+    batch = Batch(ctx, topic)
+    by_broker: dict[int, list[Part]] = {}
+    for part, b in replicas:
+        by_broker.setdefault(b, []).append(part)
+    valid_previous = REPLICA_VALID_PREVIOUS[target]
+    for b in sorted(by_broker):
+        valid: list[Part] = []
+        for part in by_broker[b]:
+            current = part.rstates.get(b)
+            if current is None:
+                # Kafka inserts the missing entry before checking, even if the
+                # transition then turns out to be invalid.
+                current = part.rstates[b] = R.NonExistentReplica
+            if current in valid_previous:
+                valid.append(part)
+            else:
+                _invalid(ctx, topic, part, b, R(current), target)
+        if valid:
+            _TRANSITIONS[target](ctx, topic, batch, valid, b)
+    batch.send()
+
+
+def _invalid(ctx: Ctx, topic: Topic, part: Part, b: int, current: ReplicaState,
+             target: ReplicaState) -> None:
+    reason = (f"Replica {b} for partition {topic.name}-{part.partition} should be in the "
+              f"{', '.join(s.name for s in sorted(REPLICA_VALID_PREVIOUS[target]))} states "
+              f"before moving to {target.name} state. Instead it is in {current.name} state")
+    ctx.change(topic.name, part.partition, b, MACHINE, current.name, target.name, False, reason)
+    ctx.finding(topic.name, part.partition, b, "invalid_transition", reason)
+    part.last_seq = ctx.seq
+
+
+def _set(ctx: Ctx, topic: Topic, part: Part, b: int, target: ReplicaState,
+         reason: str | None = None) -> None:
+    current = part.rstates.get(b, R.NonExistentReplica)
+    part.rstates[b] = target
+    part.last_seq = ctx.seq
+    ctx.change(topic.name, part.partition, b, MACHINE, R(current).name, target.name, True,
+               reason)
+
+
+def _failed(ctx: Ctx, topic: Topic, part: Part, b: int, target: ReplicaState,
+            detail: str) -> None:
+    current = R(part.rstates.get(b, R.NonExistentReplica))
+    ctx.change(topic.name, part.partition, b, MACHINE, current.name, target.name, True,
+               f"failed: {detail}")
+    ctx.finding(topic.name, part.partition, b, "state_change_failed", detail)
+    part.last_seq = ctx.seq
+
+
+def _to_new(ctx: Ctx, topic: Topic, batch: Batch, parts: list[Part], b: int) -> None:
+    for part in parts:
+        if part.has_leadership:
+            if part.leader == b:
+                # Kafka's message names OfflineReplica here; the quirk is Kafka's own.
+                _failed(ctx, topic, part, b, R.NewReplica,
+                        f"Replica {b} for partition {topic.name}-{part.partition} cannot be "
+                        "moved to NewReplica state as it is being requested to become leader")
+                continue
+            batch.add_leader_and_isr((b,), part, is_new=True)
+        _set(ctx, topic, part, b, R.NewReplica)
+
+
+def _to_online(ctx: Ctx, topic: Topic, batch: Batch, parts: list[Part], b: int) -> None:
+    for part in parts:
+        if part.rstates[b] == R.NewReplica:
+            if b not in part.replicas:
+                ctx.finding(topic.name, part.partition, b, "replica_not_in_assignment",
+                            f"replica {b} added to the assignment of "
+                            f"{topic.name}-{part.partition} on NewReplica->OnlineReplica")
+                ctx.set_assignment(topic, part, (*part.replicas, b), part.adding, part.removing)
+        elif part.has_leadership:
+            batch.add_leader_and_isr((b,), part, is_new=False)
+        _set(ctx, topic, part, b, R.OnlineReplica)
+
+
+def _to_offline(ctx: Ctx, topic: Topic, batch: Batch, parts: list[Part], b: int) -> None:
+    for part in parts:
+        # Epoch taken now, before the ISR removal below.
+        batch.add_stop_replica((b,), part, delete=False)
+    for part in parts:
+        if part.has_leadership:
+            # removeReplicasFromIsr: the ZK read is our cached state (the fold is the only
+            # writer of it); a write happens only if the replica is in the ISR.
+            if b in part.isr:
+                if part.leader == b:
+                    part.leader = NO_LEADER
+                if len(part.isr) > 1:  # the last ISR member is never removed
+                    part.isr = tuple(r for r in part.isr if r != b)
+                part.leader_epoch += 1
+                part.zk_version += 1
+            # Both cases re-stamp the cache with the current controller epoch.
+            part.ctrl_epoch = ctx.epoch
+            if not topic.queued:
+                batch.add_leader_and_isr(tuple(r for r in part.replicas if r != b), part,
+                                         is_new=False)
+        else:
+            batch.add_update_metadata(None)  # refreshes the broker list only (2.4+)
+        _set(ctx, topic, part, b, R.OfflineReplica)
+
+
+def _to_deletion_started(ctx: Ctx, topic: Topic, batch: Batch, parts: list[Part],
+                         b: int) -> None:
+    for part in parts:
+        _set(ctx, topic, part, b, R.ReplicaDeletionStarted)
+        batch.add_stop_replica((b,), part, delete=True)
+
+
+def _state_only(target: ReplicaState):  # type: ignore[no-untyped-def]
+    def apply(ctx: Ctx, topic: Topic, batch: Batch, parts: list[Part], b: int) -> None:
+        for part in parts:
+            _set(ctx, topic, part, b, target)
+    return apply
+
+
+def _to_non_existent(ctx: Ctx, topic: Topic, batch: Batch, parts: list[Part],
+                     b: int) -> None:
+    for part in parts:
+        ctx.set_assignment(
+            topic, part,
+            tuple(r for r in part.replicas if r != b),
+            tuple(r for r in part.adding if r != b),
+            tuple(r for r in part.removing if r != b),
+        )
+        _set(ctx, topic, part, b, R.NonExistentReplica)
+        del part.rstates[b]  # the entry is removed, not kept as NonExistentReplica
+
+
+_TRANSITIONS = {
+    R.NewReplica: _to_new,
+    R.OnlineReplica: _to_online,
+    R.OfflineReplica: _to_offline,
+    R.ReplicaDeletionStarted: _to_deletion_started,
+    R.ReplicaDeletionIneligible: _state_only(R.ReplicaDeletionIneligible),
+    R.ReplicaDeletionSuccessful: _state_only(R.ReplicaDeletionSuccessful),
+    R.NonExistentReplica: _to_non_existent,
+}
