@@ -1,0 +1,68 @@
+"""Schemas of the stateful replay operator: its input, its `GroupState` and its output.
+
+The operator is `groupBy(cluster, bucket).applyInPandasWithState(...)`. One group is a
+bucket of whole topics of one cluster (`statemachine.replay.bucket_of`); bucket `-1` holds
+the cluster-scope rows (and rows without a topic), which the driver-side timeline applies.
+
+* State: one `binary` column, the core's `BucketState.to_bytes()`. Collections must not be
+  Spark arrays or maps here: PySpark 4.3.0 crashes on them in a state schema
+  (`KeyError: 'elementType'`, SPARK-NOTES §1).
+* Output: one flat "tagged" row per (group, table): `payload` is that table's rows for the
+  group, serialised once as columns (`jobs.replay_codec`), decoded per table in
+  `foreachBatch`. A row with `table = COUNTS_TAG` carries the group's row counts instead.
+"""
+
+from __future__ import annotations
+
+from pyspark.sql import types as T
+
+from schemas.events import EVENT_SCHEMA
+
+CLUSTER_BUCKET = -1  # bucket of the cluster-scope rows and of rows without a topic
+WAKE_EVENT_TYPE = "__wake__"  # never a valid event type; wake rows carry only the key
+COUNTS_TAG = "_counts"
+
+STATE_SCHEMA = T.StructType([T.StructField("bucket_state", T.BinaryType(), False)])
+
+# Columns the operator receives: the group key, wake flag, the quarantine reason (null when
+# the row is valid), then the event columns with `ts` as microseconds since the epoch.
+REPLAY_INPUT_SCHEMA = T.StructType(
+    [
+        T.StructField("cluster", T.StringType(), False),
+        T.StructField("bucket", T.IntegerType(), False),
+        T.StructField("wake", T.BooleanType(), False),
+        T.StructField("reason", T.StringType(), True),
+        *[
+            T.StructField("ts_us", T.LongType(), True) if f.name == "ts" else f
+            for f in EVENT_SCHEMA.fields
+            if f.name != "cluster"
+        ],
+    ]
+)
+
+TAGGED_SCHEMA = T.StructType(
+    [
+        T.StructField("cluster", T.StringType(), False),
+        T.StructField("bucket", T.IntegerType(), False),
+        T.StructField("table", T.StringType(), False),
+        T.StructField("rows", T.LongType(), False),
+        T.StructField("payload", T.BinaryType(), True),
+        # Only on COUNTS_TAG rows: the reconciliation counts of the group in this batch.
+        T.StructField("rows_read", T.LongType(), True),
+        T.StructField("rows_applied", T.LongType(), True),
+        T.StructField("rows_duplicate", T.LongType(), True),
+        T.StructField("rows_quarantined", T.LongType(), True),
+        T.StructField("rows_late", T.LongType(), True),
+        T.StructField("findings_by_kind", T.StringType(), True),  # JSON {kind: count}
+    ]
+)
+
+# Wake rows, one per (cluster, bucket), written under the checkpoint before each run so that
+# every bucket is replayed every run (broker events change partitions without events).
+WAKE_SCHEMA = T.StructType(
+    [
+        T.StructField("cluster", T.StringType(), False),
+        T.StructField("bucket", T.IntegerType(), False),
+        T.StructField("run_id", T.StringType(), False),
+    ]
+)

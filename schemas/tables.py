@@ -1,0 +1,204 @@
+"""Spark schemas of every output table (DESIGN §5), one `StructType` each.
+
+Every table starts with `cluster` and `run_id`; the rest of the columns are, in order, the
+fields of the core's row NamedTuple for that table (`statemachine/rows.py`), which
+`tests/test_schemas.py` checks. Tables are Parquet directories under the job's `--out`,
+named by the keys of `TABLES`, partitioned by `run_id`.
+
+Timestamps are UTC (`TimestampType`, the session time zone is UTC); lists of broker ids are
+`array<int>`.
+"""
+
+from __future__ import annotations
+
+from pyspark.sql import types as T
+
+from schemas.events import EVENT_SCHEMA
+
+_INTS = T.ArrayType(T.IntegerType(), True)
+
+
+def _f(name: str, dtype: T.DataType, nullable: bool = True) -> T.StructField:
+    return T.StructField(name, dtype, nullable)
+
+
+def _table(*fields: T.StructField) -> T.StructType:
+    return T.StructType(
+        [_f("cluster", T.StringType()), _f("run_id", T.StringType()), *fields]
+    )
+
+
+PARTITION_STATES = _table(
+    _f("topic", T.StringType()),
+    _f("partition", T.IntegerType()),
+    _f("state", T.StringType()),
+    _f("leader", T.IntegerType()),
+    _f("leader_epoch", T.IntegerType()),
+    _f("isr", _INTS),
+    _f("replicas", _INTS),
+    _f("adding_replicas", _INTS),
+    _f("removing_replicas", _INTS),
+    _f("zk_version", T.IntegerType()),
+    _f("controller_epoch", T.IntegerType()),
+    _f("leader_recovery_state", T.StringType()),
+    _f("queued_for_deletion", T.BooleanType()),
+    _f("last_seq", T.LongType()),
+)
+
+REPLICA_STATES = _table(
+    _f("topic", T.StringType()),
+    _f("partition", T.IntegerType()),
+    _f("broker_id", T.IntegerType()),
+    _f("state", T.StringType()),
+)
+
+STATE_CHANGES = _table(
+    _f("seq", T.LongType()),
+    _f("ts", T.TimestampType()),
+    _f("step", T.IntegerType()),
+    _f("topic", T.StringType()),
+    _f("partition", T.IntegerType()),
+    _f("broker_id", T.IntegerType()),
+    _f("machine", T.StringType()),
+    _f("from_state", T.StringType()),
+    _f("to_state", T.StringType()),
+    _f("valid", T.BooleanType()),
+    _f("reason", T.StringType()),
+)
+
+LEADER_AND_ISR_REQUESTS = _table(
+    _f("seq", T.LongType()),
+    _f("ts", T.TimestampType()),
+    _f("batch", T.IntegerType()),
+    _f("controller_epoch", T.IntegerType()),
+    _f("broker_id", T.IntegerType()),
+    _f("topic", T.StringType()),
+    _f("partition", T.IntegerType()),
+    _f("state_controller_epoch", T.IntegerType()),
+    _f("leader", T.IntegerType()),
+    _f("leader_epoch", T.IntegerType()),
+    _f("isr", _INTS),
+    _f("zk_version", T.IntegerType()),
+    _f("replicas", _INTS),
+    _f("adding_replicas", _INTS),
+    _f("removing_replicas", _INTS),
+    _f("is_new", T.BooleanType()),
+    _f("leader_recovery_state", T.StringType()),
+)
+
+UPDATE_METADATA_REQUESTS = _table(
+    _f("seq", T.LongType()),
+    _f("ts", T.TimestampType()),
+    _f("batch", T.IntegerType()),
+    _f("controller_epoch", T.IntegerType()),
+    _f("topic", T.StringType()),
+    _f("partition", T.IntegerType()),
+    _f("state_controller_epoch", T.IntegerType()),
+    _f("leader", T.IntegerType()),
+    _f("leader_epoch", T.IntegerType()),
+    _f("isr", _INTS),
+    _f("zk_version", T.IntegerType()),
+    _f("replicas", _INTS),
+    _f("offline_replicas", _INTS),
+    # null: every live or shutting-down broker at `seq` (join broker_timeline).
+    _f("to_brokers", _INTS),
+)
+
+STOP_REPLICA_REQUESTS = _table(
+    _f("seq", T.LongType()),
+    _f("ts", T.TimestampType()),
+    _f("batch", T.IntegerType()),
+    _f("controller_epoch", T.IntegerType()),
+    _f("broker_id", T.IntegerType()),
+    _f("topic", T.StringType()),
+    _f("partition", T.IntegerType()),
+    _f("delete_partition", T.BooleanType()),
+    _f("leader_epoch", T.IntegerType()),
+)
+
+FINDINGS = _table(
+    _f("seq", T.LongType()),
+    _f("ts", T.TimestampType()),
+    _f("topic", T.StringType()),
+    _f("partition", T.IntegerType()),
+    _f("broker_id", T.IntegerType()),
+    _f("kind", T.StringType()),
+    _f("detail", T.StringType()),
+    _f("source", T.StringType()),
+)
+
+BROKER_TIMELINE = _table(
+    _f("broker_id", T.IntegerType()),
+    _f("status", T.StringType()),
+    _f("seq_from", T.LongType()),
+    _f("seq_to", T.LongType()),
+    _f("ts_from", T.TimestampType()),
+    _f("ts_to", T.TimestampType()),
+)
+
+CONTROLLER_TIMELINE = _table(
+    _f("controller_id", T.IntegerType()),
+    _f("controller_epoch", T.IntegerType()),
+    _f("seq", T.LongType()),
+    _f("ts", T.TimestampType()),
+    _f("live_brokers", _INTS),
+)
+
+# The input row as read (cluster normalised: null -> "default") and why it was not applied.
+QUARANTINE = _table(
+    *[f for f in EVENT_SCHEMA.fields if f.name != "cluster"],
+    _f("reason", T.StringType()),
+)
+
+RUN_SUMMARY = _table(
+    _f("started_at", T.TimestampType()),
+    _f("finished_at", T.TimestampType()),
+    _f("buckets", T.IntegerType()),
+    _f("batches", T.IntegerType()),
+    _f("rows_read", T.LongType()),
+    _f("rows_applied", T.LongType()),
+    _f("rows_duplicate", T.LongType()),
+    _f("rows_quarantined", T.LongType()),
+    _f("rows_late", T.LongType()),
+    _f("findings_by_kind", T.MapType(T.StringType(), T.LongType(), True)),
+    _f("rows_written", T.MapType(T.StringType(), T.LongType(), True)),
+    _f("stage_seconds", T.MapType(T.StringType(), T.DoubleType(), True)),
+)
+
+# Table name (= directory under --out) -> schema.
+TABLES: dict[str, T.StructType] = {
+    "partition_states": PARTITION_STATES,
+    "replica_states": REPLICA_STATES,
+    "state_changes": STATE_CHANGES,
+    "leader_and_isr_requests": LEADER_AND_ISR_REQUESTS,
+    "update_metadata_requests": UPDATE_METADATA_REQUESTS,
+    "stop_replica_requests": STOP_REPLICA_REQUESTS,
+    "findings": FINDINGS,
+    "broker_timeline": BROKER_TIMELINE,
+    "controller_timeline": CONTROLLER_TIMELINE,
+    "quarantine": QUARANTINE,
+    "run_summary": RUN_SUMMARY,
+}
+
+# Tables the replay groups write (from the streaming query), in write order.
+REPLAY_TABLES: tuple[str, ...] = (
+    "partition_states",
+    "replica_states",
+    "state_changes",
+    "leader_and_isr_requests",
+    "update_metadata_requests",
+    "stop_replica_requests",
+    "findings",
+    "quarantine",
+)
+
+# Tables built on the driver from the cluster timeline.
+TIMELINE_TABLES: tuple[str, ...] = ("broker_timeline", "controller_timeline")
+
+# Tables that hold the full state as of the end of the run (the rest hold this run's rows).
+STATE_TABLES: tuple[str, ...] = ("partition_states", "replica_states")
+
+
+def payload_columns(table: str) -> tuple[str, ...]:
+    """Columns of a table after `cluster` and `run_id` (what a payload carries)."""
+    return tuple(f.name for f in TABLES[table].fields[2:])
