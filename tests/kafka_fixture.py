@@ -1,0 +1,257 @@
+"""Helpers for the conformance tests: a controller context in a given cluster state, and a
+small builder for event logs that drives the real fold.
+
+Machine-level tests (Kafka's ReplicaStateMachineTest, PartitionStateMachineTest, ...) build
+a `Ctx` directly, put partitions in the state the Kafka test sets up, call the machine, and
+read the request rows the core emitted. Kafka's tests verify calls on a mocked batch with no
+liveness filtering; the core emits the requests as SENT, so the fixtures make the recipients
+live (scenarios.md section 9).
+
+Flow-level tests write an event log with `Log` and replay it with `replay_log`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from schemas import event_types as ET
+from statemachine.cluster import build_timeline
+from statemachine.context import Ctx, Outputs, ReplayConfig
+from statemachine.events import Event
+from statemachine.model import BucketState, Part, Topic
+from statemachine.replay import replay
+from statemachine.rows import PartitionStateRow
+from statemachine.states import PartitionState, ReplicaState
+
+P = PartitionState
+R = ReplicaState
+
+# Kafka's machine-test fixture: controller broker 5, controller epoch 50.
+CONTROLLER = 5
+EPOCH = 50
+SEQ = 100
+
+
+# -- machine-level context ---------------------------------------------------------------
+
+
+def make_ctx(
+    live: Iterable[int] = (),
+    sd: Iterable[int] = (),
+    epoch: int = EPOCH,
+    controller: int = CONTROLLER,
+    config: ReplayConfig | None = None,
+    seq: int = SEQ,
+) -> Ctx:
+    """A context as Kafka's machine tests set it up: the given live and shutting-down
+    brokers, the controller epoch, and one current event (`seq`)."""
+    ctx = Ctx(config or ReplayConfig(), build_timeline([]), {})
+    ctx.set_liveness(frozenset(live), frozenset(sd))
+    ctx.epoch, ctx.controller = epoch, controller
+    ctx.begin(seq, None, "test")
+    return ctx
+
+
+def add_part(
+    ctx: Ctx,
+    topic: str,
+    partition: int,
+    replicas: Sequence[int] = (),
+    *,
+    adding: Sequence[int] = (),
+    removing: Sequence[int] = (),
+    leader: int | None = None,
+    isr: Sequence[int] | None = None,
+    leader_epoch: int = 0,
+    zk_version: int = 0,
+    ctrl_epoch: int | None = None,
+    recovering: bool = False,
+    pstate: PartitionState | None = None,
+    rstates: dict[int, ReplicaState] | None = None,
+) -> Part:
+    """Add partition `topic-partition` with an assignment and, when `leader` is given,
+    leadership info (leader, isr, leader_epoch, zk_version, ctrl_epoch; the ISR defaults to
+    [leader] and the controller epoch to the context's)."""
+    t = ctx.topic(topic)
+    part = t.parts.get(partition)
+    if part is None:
+        part = t.parts[partition] = Part(partition)
+    ctx.set_assignment(t, part, tuple(replicas), tuple(adding), tuple(removing))
+    if leader is not None:
+        part.has_leadership = True
+        part.leader = leader
+        part.isr = tuple(isr) if isr is not None else (leader,)
+        part.leader_epoch = leader_epoch
+        part.zk_version = zk_version
+        part.ctrl_epoch = ctx.epoch if ctrl_epoch is None else ctrl_epoch
+        part.recovering = recovering
+    if pstate is not None:
+        part.pstate = pstate
+    if rstates:
+        part.rstates.update({b: s for b, s in rstates.items()})
+    return part
+
+
+def leadership(part: Part) -> tuple[int, tuple[int, ...], int, int, int]:
+    """(leader, isr, leader_epoch, zk_version, ctrl_epoch) of the cached state."""
+    return (part.leader, part.isr, part.leader_epoch, part.zk_version, part.ctrl_epoch)
+
+
+def lai(out: Outputs, topic: str | None = None) -> list[tuple[Any, ...]]:
+    """LeaderAndIsr rows as (broker, topic, partition, leader, isr, leader_epoch,
+    zk_version, state_controller_epoch, replicas, is_new)."""
+    return [(r.broker_id, r.topic, r.partition, r.leader, r.isr, r.leader_epoch,
+             r.zk_version, r.state_controller_epoch, r.replicas, r.is_new)
+            for r in out.leader_and_isr if topic is None or r.topic == topic]
+
+
+def um(out: Outputs, topic: str | None = None) -> list[tuple[Any, ...]]:
+    """UpdateMetadata rows as (topic, partition, leader, isr, leader_epoch, zk_version,
+    state_controller_epoch, replicas, offline_replicas, to_brokers)."""
+    return [(r.topic, r.partition, r.leader, r.isr, r.leader_epoch, r.zk_version,
+             r.state_controller_epoch, r.replicas, r.offline_replicas, r.to_brokers)
+            for r in out.update_metadata if topic is None or r.topic == topic]
+
+
+def sr(out: Outputs, topic: str | None = None) -> list[tuple[Any, ...]]:
+    """StopReplica rows as (broker, topic, partition, delete_partition, leader_epoch)."""
+    return [(r.broker_id, r.topic, r.partition, r.delete_partition, r.leader_epoch)
+            for r in out.stop_replica if topic is None or r.topic == topic]
+
+
+def kinds(out: Outputs) -> list[str]:
+    return [f.kind for f in out.findings]
+
+
+def requests_count(out: Outputs) -> int:
+    return len(out.leader_and_isr) + len(out.update_metadata) + len(out.stop_replica)
+
+
+def replica_of(ctx: Ctx, topic: str, partition: int) -> Part:
+    return ctx.topics[topic].parts[partition]
+
+
+def topic_of(ctx: Ctx, name: str) -> Topic:
+    return ctx.topics[name]
+
+
+# -- event logs --------------------------------------------------------------------------
+
+
+class Log:
+    """An event log under construction: each call appends one controller event with the
+    next `seq` and returns that seq."""
+
+    def __init__(self, start: int = 1) -> None:
+        self.events: list[Event] = []
+        self.seq = start - 1
+
+    def _add(self, event_type: str, *, same_seq: bool = False, **fields: Any) -> int:
+        if not same_seq:
+            self.seq += 1
+        for key in ("replicas", "isr", "brokers"):
+            if fields.get(key) is not None:
+                fields[key] = tuple(fields[key])
+        self.events.append(Event(self.seq, None, event_type, source=f"test:{self.seq}",
+                                 **fields))
+        return self.seq
+
+    # cluster scope
+    def failover(self, controller: int, brokers: Iterable[int]) -> int:
+        return self._add(ET.CONTROLLER_FAILOVER, broker_id=controller, brokers=brokers)
+
+    def startup(self, *brokers: int) -> int:
+        seq = self._add(ET.BROKER_STARTUP, broker_id=brokers[0])
+        for b in brokers[1:]:
+            self._add(ET.BROKER_STARTUP, same_seq=True, broker_id=b)
+        return seq
+
+    def failure(self, *brokers: int) -> int:
+        seq = self._add(ET.BROKER_FAILURE, broker_id=brokers[0])
+        for b in brokers[1:]:
+            self._add(ET.BROKER_FAILURE, same_seq=True, broker_id=b)
+        return seq
+
+    def controlled_shutdown(self, broker: int) -> int:
+        return self._add(ET.CONTROLLED_SHUTDOWN, broker_id=broker)
+
+    def shutdown(self, broker: int) -> int:
+        """A clean server shutdown in Kafka's integration tests: ControlledShutdown, then
+        the loss of the ZK registration. Returns the seq of the failure."""
+        self.controlled_shutdown(broker)
+        return self.failure(broker)
+
+    # topic and partition scope
+    def create(self, topic: str, partition: int, replicas: Sequence[int],
+               unclean: bool | None = None) -> int:
+        return self._add(ET.PARTITION_CREATED, topic=topic, partition=partition,
+                         replicas=replicas, unclean_leader_election=unclean)
+
+    def reassign(self, topic: str, partition: int, target: Sequence[int]) -> int:
+        return self._add(ET.REASSIGNMENT_REQUESTED, topic=topic, partition=partition,
+                         replicas=target)
+
+    def isr(self, topic: str, partition: int, isr: Sequence[int],
+            leader_epoch: int | None = None) -> int:
+        return self._add(ET.ISR_CHANGED, topic=topic, partition=partition, isr=isr,
+                         leader_epoch=leader_epoch)
+
+    def preferred(self, topic: str, partition: int) -> int:
+        return self._add(ET.PREFERRED_LEADER_ELECTION, topic=topic, partition=partition)
+
+    def unclean(self, topic: str, partition: int) -> int:
+        return self._add(ET.UNCLEAN_LEADER_ELECTION, topic=topic, partition=partition)
+
+    def config(self, topic: str, unclean: bool) -> int:
+        return self._add(ET.TOPIC_CONFIG_CHANGED, topic=topic, unclean_leader_election=unclean)
+
+    def delete(self, topic: str) -> int:
+        return self._add(ET.TOPIC_DELETION_REQUESTED, topic=topic)
+
+    def deleted(self, topic: str) -> int:
+        return self._add(ET.TOPIC_DELETION_COMPLETED, topic=topic)
+
+    def stop_replica_response(self, topic: str, partition: int, broker: int,
+                              error: str | None = None) -> int:
+        return self._add(ET.STOP_REPLICA_RESPONSE, topic=topic, partition=partition,
+                         broker_id=broker, error=error)
+
+
+def split(events: Iterable[Event]) -> tuple[list[Event], list[Event]]:
+    """(cluster events, topic and partition events)."""
+    cluster: list[Event] = []
+    other: list[Event] = []
+    for e in events:
+        (cluster if e.event_type in ET.CLUSTER_EVENTS else other).append(e)
+    return cluster, other
+
+
+def replay_log(log: Log | Iterable[Event], config: ReplayConfig | None = None,
+               state: BucketState | None = None) -> tuple[BucketState, Outputs]:
+    """Build the timeline from the log's cluster events and replay the rest."""
+    events = log.events if isinstance(log, Log) else list(log)
+    cluster, other = split(events)
+    return replay(state, other, build_timeline(cluster), config)
+
+
+def pstate_row(out: Outputs, topic: str, partition: int) -> PartitionStateRow:
+    rows = [r for r in out.partition_states if r.topic == topic and r.partition == partition]
+    assert len(rows) == 1, rows
+    return rows[0]
+
+
+def final(out: Outputs, topic: str, partition: int) -> tuple[Any, ...]:
+    """(state, leader, isr, leader_epoch, zk_version, controller_epoch) of one partition."""
+    r = pstate_row(out, topic, partition)
+    return (r.state, r.leader, r.isr, r.leader_epoch, r.zk_version, r.controller_epoch)
+
+
+def rstates(out: Outputs, topic: str, partition: int) -> dict[int, str]:
+    return {r.broker_id: r.state for r in out.replica_states
+            if r.topic == topic and r.partition == partition}
+
+
+def at(rows: list[Any], seq: int) -> list[Any]:
+    """Rows of one event (by seq)."""
+    return [r for r in rows if r.seq == seq]
