@@ -1,0 +1,78 @@
+"""Writing the output tables: Parquet directories under `--out`, partitioned by `run_id`.
+
+Re-running a run_id replaces that run's partition and never duplicates rows: a non-empty
+write uses dynamic partition overwrite, and a table that has no rows in this run has its
+old `run_id=` partition removed (an empty dynamic overwrite would leave it in place).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pyarrow as pa
+
+from schemas.tables import TABLES
+
+
+def table_path(out_dir: str, table: str) -> str:
+    return f"{out_dir.rstrip('/')}/{table}"
+
+
+def _hadoop_path(spark: Any, path: str) -> tuple[Any, Any]:
+    jvm = spark.sparkContext._jvm
+    hpath = jvm.org.apache.hadoop.fs.Path(path)
+    return hpath.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration()), hpath
+
+
+def delete_path(spark: Any, path: str) -> None:
+    """Recursive delete through Hadoop's FileSystem (works for local, HDFS, object stores)."""
+    filesystem, hpath = _hadoop_path(spark, path)
+    if filesystem.exists(hpath):
+        filesystem.delete(hpath, True)
+
+
+def path_exists(spark: Any, path: str) -> bool:
+    filesystem, hpath = _hadoop_path(spark, path)
+    return bool(filesystem.exists(hpath))
+
+
+def write_text(spark: Any, path: str, text: str) -> None:
+    filesystem, hpath = _hadoop_path(spark, path)
+    stream = filesystem.create(hpath, True)
+    try:
+        stream.write(bytearray(text.encode("utf-8")))
+    finally:
+        stream.close()
+
+
+def write_table(
+    spark: Any, df: Any, out_dir: str, table: str, run_id: str, rows: int, replace: bool
+) -> None:
+    """Write `df` (already in the table's schema) as this run's rows of `table`.
+
+    `replace`: this run's partition is replaced (the first write of a run); otherwise the
+    rows are appended to it (a later micro-batch of the same run).
+    """
+    path = table_path(out_dir, table)
+    if rows == 0:
+        if replace:
+            delete_path(spark, f"{path}/run_id={run_id}")
+        return
+    (
+        df.write.mode("overwrite" if replace else "append")
+        .option("partitionOverwriteMode", "dynamic")
+        .partitionBy("run_id")
+        .parquet(path)
+    )
+
+
+def write_arrow(
+    spark: Any, batches: list[pa.RecordBatch], out_dir: str, table: str, run_id: str
+) -> int:
+    """Write small driver-side tables (timelines, run summary) built as Arrow batches."""
+    schema = TABLES[table]
+    arrow = pa.Table.from_batches(batches) if batches else None
+    rows = 0 if arrow is None else arrow.num_rows
+    df = spark.createDataFrame(arrow, schema=schema) if rows else None
+    write_table(spark, df, out_dir, table, run_id, rows, replace=True)
+    return rows
