@@ -1,0 +1,139 @@
+"""The whole ingest over local files in one process (tests, small logs, the reference the
+Spark job is checked against). Same steps as `jobs.ingest_logs`: read lines, group records,
+classify, sort facts by (timestamp, file, line), assemble events and observations.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import os
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+
+from jobs.logparse import records as R
+from jobs.logparse.assemble import EventRow, ObservedRow, assemble, order_key
+from jobs.logparse.envelope import Clock
+from jobs.logparse.facts import Located
+
+
+@dataclass
+class FileSummary:
+    file: str
+    lines_read: int = 0
+    lines_extracted: int = 0
+    lines_informational: int = 0
+    lines_ignored: int = 0
+    lines_unparsed: int = 0
+
+    def add(self, status: str, n: int) -> None:
+        self.lines_read += n
+        if status == R.EXTRACTED:
+            self.lines_extracted += n
+        elif status == R.INFORMATIONAL:
+            self.lines_informational += n
+        elif status == R.IGNORED:
+            self.lines_ignored += n
+        else:
+            self.lines_unparsed += n
+
+
+@dataclass
+class UnparsedRow:
+    file: str
+    line: int
+    ts: int | None
+    text: str
+    reason: str
+
+
+@dataclass
+class IngestResult:
+    events: list[EventRow]
+    observations: list[ObservedRow]
+    summary: list[FileSummary]
+    unparsed: list[UnparsedRow] = field(default_factory=list)
+
+
+def list_files(paths: Iterable[str]) -> list[str]:
+    """Files under `paths` (folders recursively, one folder per broker), sorted."""
+    out: list[str] = []
+    for p in paths:
+        if os.path.isdir(p):
+            for root, dirs, files in os.walk(p):
+                dirs[:] = sorted(d for d in dirs if not d.startswith((".", "_")))
+                out += [os.path.join(root, f) for f in files if not f.startswith((".", "_"))]
+        else:
+            out.append(p)
+    return sorted(set(out))
+
+
+def display_names(files: list[str]) -> dict[str, str]:
+    """File -> name used in `source` ("file:line"): the path below the files' common folder."""
+    if not files:
+        return {}
+    absolute = [os.path.abspath(f) for f in files]
+    root = os.path.commonpath([os.path.dirname(a) for a in absolute])
+    return {f: os.path.relpath(a, root) for f, a in zip(files, absolute, strict=True)}
+
+
+def read_lines(path: str) -> Iterator[str]:
+    """Lines without their terminator; `\\n`, `\\r\\n` and `\\r` all end a line (as in Spark's
+    text source). Gzip is recognised by its magic bytes."""
+    with open(path, "rb") as fh:
+        magic = fh.read(2)
+    raw = gzip.open(path, "rb") if magic == b"\x1f\x8b" else open(path, "rb")  # noqa: SIM115
+    with raw, io.TextIOWrapper(raw, encoding="utf-8", errors="replace", newline=None) as text:
+        for line in text:
+            yield line[:-1] if line.endswith("\n") else line
+
+
+def parse_file(lines: Iterable[str], name: str, clock: Clock,
+               summary: FileSummary, unparsed: list[UnparsedRow]
+               ) -> list[tuple[Located, int | None, int]]:
+    """(located fact, timestamp carried forward in the file, index in record) per fact."""
+    out: list[tuple[Located, int | None, int]] = []
+    last_ts: int | None = None
+    for rec in R.records(lines):
+        summary.add(rec.status, rec.n_lines)
+        ts = clock.micros(rec.ts) if rec.ts else None
+        if ts is not None:
+            last_ts = ts
+        if rec.status == R.UNPARSED:
+            unparsed.append(UnparsedRow(name, rec.line, ts, rec.text, rec.reason or ""))
+        for i, f in enumerate(rec.facts):
+            out.append((Located(name, rec.line, ts, rec.observed_by, f), last_ts, i))
+    return out
+
+
+def fill_timestamps(facts: list[tuple[Located, int | None, int]]) -> list[tuple[Located, int, int]]:
+    """A record without a timestamp takes the one before it in its file, else the next one
+    after it, else 0 (1970-01-01 UTC: a file with no timestamps at all keeps its order)."""
+    out: list[tuple[Located, int, int]] = []
+    nxt: int | None = None
+    for loc, carried, i in reversed(facts):
+        if loc.ts is not None:
+            nxt = loc.ts
+        ts = carried if carried is not None else nxt if nxt is not None else 0
+        out.append((loc, ts, i))
+    out.reverse()
+    return out
+
+
+def ingest(paths: Iterable[str], tz: str = "UTC", assume_controller: int | None = None,
+           assume_live: Iterable[int] | None = None) -> IngestResult:
+    files = list_files(paths)
+    names = display_names(files)
+    clock = Clock(tz)
+    summaries: list[FileSummary] = []
+    unparsed: list[UnparsedRow] = []
+    allfacts: list[tuple[Located, int, int]] = []
+    for path in files:
+        s = FileSummary(names[path])
+        summaries.append(s)
+        allfacts += fill_timestamps(parse_file(read_lines(path), names[path], clock, s,
+                                               unparsed))
+    allfacts.sort(key=lambda x: order_key(x[0].file, x[0].line, x[1], x[2]))
+    events, observations = assemble(((loc, ts) for loc, ts, _ in allfacts),
+                                    assume_controller, assume_live)
+    return IngestResult(events, observations, summaries, unparsed)
