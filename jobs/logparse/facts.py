@@ -30,6 +30,12 @@ EVENT_KINDS = frozenset({
     "replica_deleted", "reassign_start", "reassign_update", "isr_update", "election_start",
     "unclean_enabled",
 })
+# Observations a broker writes about a request it received (old versions have no
+# `[Broker id=B]` prefix, so the kind says who wrote the line).
+BROKER_SIDE_KINDS = frozenset({
+    "broker_leader_and_isr", "broker_metadata", "broker_transition", "broker_leader_start",
+    "broker_follower_start",
+})
 # Event facts that are also worth keeping as observations of state.
 OBSERVED_EVENT_KINDS = frozenset({"isr_update"})
 

@@ -22,6 +22,11 @@ EXTRA = (
 )
 
 
+def _lit(text: str) -> str:
+    # Empty collections render as nothing, so spaces around a value may collapse or double.
+    return re.escape(text).replace("\\ ", "\\s*")
+
+
 def _to_regex(template: str) -> str | None:
     """Template -> regex source, or None if it is nothing but placeholders."""
     cut = template.find("{)")
@@ -47,7 +52,7 @@ def _to_regex(template: str) -> str | None:
                         break
                 j += 1
             expr = template[i + 1 : j]
-            parts.append(re.escape("".join(literal)))
+            parts.append(_lit("".join(literal)))
             literal = []
             if j >= n or expr.count("(") != expr.count(")"):
                 open_end = True  # the extraction cut the template inside this expression
@@ -56,7 +61,7 @@ def _to_regex(template: str) -> str | None:
             i = j + 1
             continue
         if c == "%" and i + 1 < n and template[i + 1] in "sdf":
-            parts.append(re.escape("".join(literal)))
+            parts.append(_lit("".join(literal)))
             literal = []
             parts.append("(?:.*?)")
             i += 2
@@ -64,7 +69,7 @@ def _to_regex(template: str) -> str | None:
         literal.append(c)
         i += 1
     if literal:
-        parts.append(re.escape("".join(literal).rstrip()))
+        parts.append(_lit("".join(literal).rstrip()))
     text = "".join(p for p in parts if p != "(?:.*?)")
     if len(re.sub(r"\\.", "x", text).strip()) < 4:
         return None

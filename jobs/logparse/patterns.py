@@ -180,6 +180,11 @@ def _preferred_failed(m: re.Match[str], i: Ident) -> list[Fact]:
                  controller_id=i.controller_id, valid=False, detail="preferred")]
 
 
+@_p(rf"^Initializing leader and isr for partition {_TP} to (?P<s>.*)$")
+def _initial_leader(m: re.Match[str], i: Ident) -> list[Fact]:
+    return [_lead("leader_elected", m, i, m.group("s"), detail="initial")]
+
+
 @_p(rf"^After leader election, leader cache for {_TP} is updated to (?P<s>.*)$")
 def _leader_cache(m: re.Match[str], i: Ident) -> list[Fact]:
     return [_lead("leader_elected", m, i, m.group("s"), detail="leader_cache")]

@@ -20,7 +20,7 @@ from collections.abc import Iterable, Iterator
 from typing import NamedTuple
 
 from jobs.logparse import envelope, idents, known, patterns
-from jobs.logparse.facts import Fact
+from jobs.logparse.facts import BROKER_SIDE_KINDS, Fact
 
 EXTRACTED = "extracted"
 INFORMATIONAL = "informational"
@@ -59,6 +59,8 @@ def classify(env: envelope.Envelope, conts: list[str]) -> tuple[str, str, list[F
     if facts is not None:
         if not facts:
             return INFORMATIONAL, observed_by, [], None
+        if facts[0].kind in BROKER_SIDE_KINDS:
+            observed_by = idents.BROKER
         if conts and any(f.valid is False for f in facts):
             detail = envelope.continuation_text(conts[0]).strip()
             facts = [f._replace(detail=detail) if f.valid is False else f for f in facts]
