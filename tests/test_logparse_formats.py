@@ -216,7 +216,7 @@ def test_envelopes(line: str) -> None:
 
 @pytest.mark.parametrize("line", [
     "java.lang.IllegalStateException: Partition t-0 should be in one of ...",
-    "\tat kafka.controller.ZkPartitionStateMachine.doHandleStateChanges(PartitionStateMachine.scala:1)",
+    "\tat kafka.controller.ZkPartitionStateMachine.handleStateChanges(PSM.scala:1)",
     "kafka_1   | kafka.common.StateChangeFailedException: Failed to elect leader",
     "ogger)",
 ])
