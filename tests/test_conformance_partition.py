@@ -8,8 +8,6 @@ real ZK gives 1, which is what these tests assert (scenarios.md section 9.2).
 
 from __future__ import annotations
 
-import pytest
-
 from statemachine import deletion
 from statemachine.partition_machine import (
     controlled_shutdown_strategy,
@@ -55,12 +53,12 @@ def test_P01_nonexistent_partition_to_new_partition() -> None:
     assert requests_count(ctx.out) == 0
 
 
-@pytest.mark.parametrize("case, target", [
-    ("P02", P.OnlinePartition),
-    ("P03", P.OfflinePartition),
-])
-def test_P02_P03_invalid_nonexistent_partition_transitions(case: str, target: P) -> None:
-    _invalid(P.NonExistentPartition, target)
+def test_P02_invalid_nonexistent_partition_to_online_partition() -> None:
+    _invalid(P.NonExistentPartition, P.OnlinePartition)
+
+
+def test_P03_invalid_nonexistent_partition_to_offline_partition() -> None:
+    _invalid(P.NonExistentPartition, P.OfflinePartition)
 
 
 def test_P04_new_partition_to_online_partition() -> None:
@@ -134,12 +132,12 @@ def test_P11_online_partition_to_offline_partition() -> None:
     assert requests_count(ctx.out) == 0
 
 
-@pytest.mark.parametrize("case, target", [
-    ("P12", P.NonExistentPartition),
-    ("P13", P.NewPartition),
-])
-def test_P12_P13_invalid_online_partition_transitions(case: str, target: P) -> None:
-    _invalid(P.OnlinePartition, target)
+def test_P12_invalid_online_partition_to_nonexistent_partition() -> None:
+    _invalid(P.OnlinePartition, P.NonExistentPartition)
+
+
+def test_P13_invalid_online_partition_to_new_partition() -> None:
+    _invalid(P.OnlinePartition, P.NewPartition)
 
 
 def test_P14_offline_partition_to_online_partition() -> None:

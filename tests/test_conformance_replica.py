@@ -7,8 +7,6 @@ recipients are made live where a test verifies a request (scenarios.md section 9
 
 from __future__ import annotations
 
-import pytest
-
 from statemachine import flows
 from statemachine.replica_machine import handle_replica_changes
 from tests.kafka_fixture import (
@@ -87,15 +85,24 @@ def test_R04_nonexistent_replica_to_new_replica() -> None:
     assert requests_count(ctx.out) == 0  # no leadership info: nothing is sent
 
 
-@pytest.mark.parametrize("case, target", [
-    ("R05", R.OnlineReplica),
-    ("R06", R.OfflineReplica),
-    ("R07", R.ReplicaDeletionStarted),
-    ("R08", R.ReplicaDeletionIneligible),
-    ("R09", R.ReplicaDeletionSuccessful),
-])
-def test_R05_to_R09_invalid_nonexistent_replica_transitions(case: str, target: R) -> None:
-    _invalid(None, target)
+def test_R05_invalid_nonexistent_replica_to_online_replica() -> None:
+    _invalid(None, R.OnlineReplica)
+
+
+def test_R06_invalid_nonexistent_replica_to_offline_replica() -> None:
+    _invalid(None, R.OfflineReplica)
+
+
+def test_R07_invalid_nonexistent_replica_to_replica_deletion_started() -> None:
+    _invalid(None, R.ReplicaDeletionStarted)
+
+
+def test_R08_invalid_nonexistent_replica_to_replica_deletion_ineligible() -> None:
+    _invalid(None, R.ReplicaDeletionIneligible)
+
+
+def test_R09_invalid_nonexistent_replica_to_replica_deletion_successful() -> None:
+    _invalid(None, R.ReplicaDeletionSuccessful)
 
 
 # -- from NewReplica ---------------------------------------------------------------------
@@ -137,27 +144,39 @@ def test_R12_new_replica_to_offline_replica() -> None:
     assert lai(ctx.out) == []
 
 
-@pytest.mark.parametrize("case, target", [
-    ("R13", R.ReplicaDeletionStarted),
-    ("R14", R.ReplicaDeletionIneligible),
-    ("R15", R.ReplicaDeletionSuccessful),
-])
-def test_R13_to_R15_invalid_new_replica_transitions(case: str, target: R) -> None:
-    _invalid(R.NewReplica, target)
+def test_R13_invalid_new_replica_to_replica_deletion_started() -> None:
+    _invalid(R.NewReplica, R.ReplicaDeletionStarted)
+
+
+def test_R14_invalid_new_replica_to_replica_deletion_ineligible() -> None:
+    _invalid(R.NewReplica, R.ReplicaDeletionIneligible)
+
+
+def test_R15_invalid_new_replica_to_replica_deletion_successful() -> None:
+    _invalid(R.NewReplica, R.ReplicaDeletionSuccessful)
 
 
 # -- from OnlineReplica ------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("case, target", [
-    ("R16", R.NonExistentReplica),
-    ("R17", R.NewReplica),
-    ("R20", R.ReplicaDeletionStarted),
-    ("R21", R.ReplicaDeletionIneligible),
-    ("R22", R.ReplicaDeletionSuccessful),
-])
-def test_R16_R17_R20_to_R22_invalid_online_replica_transitions(case: str, target: R) -> None:
-    _invalid(R.OnlineReplica, target)
+def test_R16_invalid_online_replica_to_nonexistent_replica() -> None:
+    _invalid(R.OnlineReplica, R.NonExistentReplica)
+
+
+def test_R17_invalid_online_replica_to_new_replica() -> None:
+    _invalid(R.OnlineReplica, R.NewReplica)
+
+
+def test_R20_invalid_online_replica_to_replica_deletion_started() -> None:
+    _invalid(R.OnlineReplica, R.ReplicaDeletionStarted)
+
+
+def test_R21_invalid_online_replica_to_replica_deletion_ineligible() -> None:
+    _invalid(R.OnlineReplica, R.ReplicaDeletionIneligible)
+
+
+def test_R22_invalid_online_replica_to_replica_deletion_successful() -> None:
+    _invalid(R.OnlineReplica, R.ReplicaDeletionSuccessful)
 
 
 def _online_with_cached_state(from_state: R) -> None:
@@ -194,13 +213,16 @@ def test_R19_online_replica_to_offline_replica() -> None:
 # -- from OfflineReplica -----------------------------------------------------------------
 
 
-@pytest.mark.parametrize("case, target", [
-    ("R23", R.NonExistentReplica),
-    ("R24", R.NewReplica),
-    ("R28", R.ReplicaDeletionSuccessful),
-])
-def test_R23_R24_R28_invalid_offline_replica_transitions(case: str, target: R) -> None:
-    _invalid(R.OfflineReplica, target)
+def test_R23_invalid_offline_replica_to_nonexistent_replica() -> None:
+    _invalid(R.OfflineReplica, R.NonExistentReplica)
+
+
+def test_R24_invalid_offline_replica_to_new_replica() -> None:
+    _invalid(R.OfflineReplica, R.NewReplica)
+
+
+def test_R28_invalid_offline_replica_to_replica_deletion_successful() -> None:
+    _invalid(R.OfflineReplica, R.ReplicaDeletionSuccessful)
 
 
 def test_R25_offline_replica_to_online_replica() -> None:
@@ -227,25 +249,35 @@ def test_R27_offline_replica_to_replica_deletion_ineligible() -> None:
 # -- from ReplicaDeletionStarted ---------------------------------------------------------
 
 
-@pytest.mark.parametrize("case, target", [
-    ("R29", R.NonExistentReplica),
-    ("R30", R.NewReplica),
-    ("R31", R.OnlineReplica),
-    ("R32", R.OfflineReplica),
-])
-def test_R29_to_R32_invalid_deletion_started_transitions(case: str, target: R) -> None:
-    _invalid(R.ReplicaDeletionStarted, target)
+def test_R29_invalid_replica_deletion_started_to_nonexistent_replica() -> None:
+    _invalid(R.ReplicaDeletionStarted, R.NonExistentReplica)
 
 
-@pytest.mark.parametrize("case, target", [
-    ("R33", R.ReplicaDeletionIneligible),
-    ("R34", R.ReplicaDeletionSuccessful),
-])
-def test_R33_R34_deletion_started_transitions(case: str, target: R) -> None:
+def test_R30_invalid_replica_deletion_started_to_new_replica() -> None:
+    _invalid(R.ReplicaDeletionStarted, R.NewReplica)
+
+
+def test_R31_invalid_replica_deletion_started_to_online_replica() -> None:
+    _invalid(R.ReplicaDeletionStarted, R.OnlineReplica)
+
+
+def test_R32_invalid_replica_deletion_started_to_offline_replica() -> None:
+    _invalid(R.ReplicaDeletionStarted, R.OfflineReplica)
+
+
+def test_R33_replica_deletion_started_to_replica_deletion_ineligible() -> None:
     ctx = make_ctx(live=[5])
     part = add_part(ctx, T, 0, rstates={5: R.ReplicaDeletionStarted})
-    handle_replica_changes(ctx, ctx.topics[T], [(part, 5)], target)
-    assert part.rstates == {5: target}
+    handle_replica_changes(ctx, ctx.topics[T], [(part, 5)], R.ReplicaDeletionIneligible)
+    assert part.rstates == {5: R.ReplicaDeletionIneligible}
+    assert requests_count(ctx.out) == 0
+
+
+def test_R34_replica_deletion_started_to_replica_deletion_successful() -> None:
+    ctx = make_ctx(live=[5])
+    part = add_part(ctx, T, 0, rstates={5: R.ReplicaDeletionStarted})
+    handle_replica_changes(ctx, ctx.topics[T], [(part, 5)], R.ReplicaDeletionSuccessful)
+    assert part.rstates == {5: R.ReplicaDeletionSuccessful}
     assert requests_count(ctx.out) == 0
 
 
@@ -261,28 +293,43 @@ def test_R35_deletion_successful_to_nonexistent_replica() -> None:
     assert requests_count(ctx.out) == 0
 
 
-@pytest.mark.parametrize("case, target", [
-    ("R36", R.NewReplica),
-    ("R37", R.OnlineReplica),
-    ("R38", R.OfflineReplica),
-    ("R39", R.ReplicaDeletionStarted),
-    ("R40", R.ReplicaDeletionIneligible),
-])
-def test_R36_to_R40_invalid_deletion_successful_transitions(case: str, target: R) -> None:
-    _invalid(R.ReplicaDeletionSuccessful, target)
+def test_R36_invalid_replica_deletion_successful_to_new_replica() -> None:
+    _invalid(R.ReplicaDeletionSuccessful, R.NewReplica)
+
+
+def test_R37_invalid_replica_deletion_successful_to_online_replica() -> None:
+    _invalid(R.ReplicaDeletionSuccessful, R.OnlineReplica)
+
+
+def test_R38_invalid_replica_deletion_successful_to_offline_replica() -> None:
+    _invalid(R.ReplicaDeletionSuccessful, R.OfflineReplica)
+
+
+def test_R39_invalid_replica_deletion_successful_to_replica_deletion_started() -> None:
+    _invalid(R.ReplicaDeletionSuccessful, R.ReplicaDeletionStarted)
+
+
+def test_R40_invalid_replica_deletion_successful_to_replica_deletion_ineligible() -> None:
+    _invalid(R.ReplicaDeletionSuccessful, R.ReplicaDeletionIneligible)
 
 
 # -- from ReplicaDeletionIneligible ------------------------------------------------------
 
 
-@pytest.mark.parametrize("case, target", [
-    ("R41", R.NonExistentReplica),
-    ("R42", R.NewReplica),
-    ("R44", R.ReplicaDeletionStarted),
-    ("R45", R.ReplicaDeletionSuccessful),
-])
-def test_R41_R42_R44_R45_invalid_deletion_ineligible_transitions(case: str, target: R) -> None:
-    _invalid(R.ReplicaDeletionIneligible, target)
+def test_R41_invalid_replica_deletion_ineligible_to_nonexistent_replica() -> None:
+    _invalid(R.ReplicaDeletionIneligible, R.NonExistentReplica)
+
+
+def test_R42_invalid_replica_deletion_ineligible_to_new_replica() -> None:
+    _invalid(R.ReplicaDeletionIneligible, R.NewReplica)
+
+
+def test_R44_invalid_replica_deletion_ineligible_to_replica_deletion_started() -> None:
+    _invalid(R.ReplicaDeletionIneligible, R.ReplicaDeletionStarted)
+
+
+def test_R45_invalid_replica_deletion_ineligible_to_replica_deletion_successful() -> None:
+    _invalid(R.ReplicaDeletionIneligible, R.ReplicaDeletionSuccessful)
 
 
 def test_R43_deletion_ineligible_to_online_replica() -> None:
