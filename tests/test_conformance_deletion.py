@@ -21,6 +21,7 @@ from tests.kafka_fixture import (
     add_part,
     final,
     kinds,
+    lai,
     make_ctx,
     replay_log,
     rstates,
@@ -85,6 +86,8 @@ def test_T02_basic_deletion() -> None:
     # One UM for every partition of both topics, advertised with LeaderDuringDelete.
     assert sorted((u[0], u[1], u[2]) for u in um(ctx.out) if u[2] == -2) == [
         ("bar", 0, -2), ("bar", 1, -2), ("foo", 0, -2), ("foo", 1, -2)]
+    # No LeaderAndIsr for a queued topic (§9): the ISR shrinks in ZK silently.
+    assert lai(ctx.out) == []
     # Each replica: SR(delete=false, epoch -2), then SR(delete=true, epoch -2).
     assert sorted(sr(ctx.out)) == sorted(
         [(b, t, p, d, -2) for t in ("foo", "bar") for p in (0, 1) for b in (1, 2, 3)

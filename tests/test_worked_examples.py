@@ -149,8 +149,9 @@ def test_7_8_reassignment_epoch_trace() -> None:
         (3, 1, 1, (1,), 3, 4),
     ]
     # B4 stops the removed replica: SR(false) then SR(true), separate batches.
-    assert [(r.broker_id, r.delete_partition) for r in at(out.stop_replica, done)] == [
-        (0, False), (0, True)]
+    # The first carries the epoch before the ISR removal (2), the second the cached one (3).
+    assert [(r.broker_id, r.delete_partition, r.leader_epoch)
+            for r in at(out.stop_replica, done)] == [(0, False, 2), (0, True, 3)]
     assert final(out, "t", 0) == (ONLINE, 1, (1,), 3, 4, 1)
     assert pstate_row(out, "t", 0).replicas == (1,)
     assert rstates(out, "t", 0) == {1: "OnlineReplica"}
