@@ -63,7 +63,21 @@ class World:
             assert r.broker_id in registered, r
         for r in out.stop_replica:
             assert r.broker_id in registered, r
+        before = self.parts
         self.parts = {(r.topic, r.partition): r for r in out.partition_states}
+        # Every controller write of a partition not queued for deletion is propagated in
+        # the same event: the last UpdateMetadata row carries the new state.
+        last_um = {(u.topic, u.partition): u for u in out.update_metadata}
+        for key, r in self.parts.items():
+            old = before.get(key)
+            state = (r.leader, r.isr, r.leader_epoch, r.zk_version)
+            if r.leader is None or r.queued_for_deletion or (
+                    old is not None and state == (old.leader, old.isr, old.leader_epoch,
+                                                  old.zk_version)):
+                continue
+            u = last_um.get(key)
+            assert u is not None and (u.leader, u.isr, u.leader_epoch, u.zk_version) == state, (
+                r, u)
         self.replicas = {(r.topic, r.partition, r.broker_id): r.state
                          for r in out.replica_states}
         for key, r in self.parts.items():
