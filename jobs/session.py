@@ -8,6 +8,7 @@ then an explicit `conf` mapping.
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -68,6 +69,10 @@ def build_session(
         settings.update(conf)
 
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    if not under_spark_submit():
+        # Python workers must have pandas and pyarrow: use this interpreter (the venv's),
+        # not whatever `python3` is first on the PATH. spark-submit runs configure their own.
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     if master is None:
         master = settings.pop("spark.master", None)
         if master is None and not under_spark_submit():
