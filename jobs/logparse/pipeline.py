@@ -90,34 +90,32 @@ def read_lines(path: str) -> Iterator[str]:
 
 def parse_file(lines: Iterable[str], name: str, clock: Clock,
                summary: FileSummary, unparsed: list[UnparsedRow]
-               ) -> list[tuple[Located, int | None, int]]:
-    """(located fact, timestamp carried forward in the file, index in record) per fact."""
+               ) -> list[tuple[Located, int, int]]:
+    """(located fact, effective timestamp, index in record) per fact of one file.
+
+    A record without a timestamp (a quoted line, a blog excerpt) takes the last timestamp
+    before it in its file, else the first one of the file, else 0 (1970-01-01 UTC): it
+    keeps its place in its file's order.
+    """
     out: list[tuple[Located, int | None, int]] = []
     last_ts: int | None = None
+    first_ts: int | None = None
     for rec in R.records(lines):
         summary.add(rec.status, rec.n_lines)
         ts = clock.micros(rec.ts) if rec.ts else None
         if ts is not None:
             last_ts = ts
+            if first_ts is None:
+                first_ts = ts
         if rec.status == R.UNPARSED:
             unparsed.append(UnparsedRow(name, rec.line, ts, rec.text, rec.reason or ""))
         for i, f in enumerate(rec.facts):
             out.append((Located(name, rec.line, ts, rec.observed_by, f), last_ts, i))
-    return out
+    return [(loc, effective_ts(carried, first_ts), i) for loc, carried, i in out]
 
 
-def fill_timestamps(facts: list[tuple[Located, int | None, int]]) -> list[tuple[Located, int, int]]:
-    """A record without a timestamp takes the one before it in its file, else the next one
-    after it, else 0 (1970-01-01 UTC: a file with no timestamps at all keeps its order)."""
-    out: list[tuple[Located, int, int]] = []
-    nxt: int | None = None
-    for loc, carried, i in reversed(facts):
-        if loc.ts is not None:
-            nxt = loc.ts
-        ts = carried if carried is not None else nxt if nxt is not None else 0
-        out.append((loc, ts, i))
-    out.reverse()
-    return out
+def effective_ts(carried: int | None, file_first: int | None) -> int:
+    return carried if carried is not None else file_first if file_first is not None else 0
 
 
 def ingest(paths: Iterable[str], tz: str = "UTC", assume_controller: int | None = None,
@@ -131,8 +129,7 @@ def ingest(paths: Iterable[str], tz: str = "UTC", assume_controller: int | None 
     for path in files:
         s = FileSummary(names[path])
         summaries.append(s)
-        allfacts += fill_timestamps(parse_file(read_lines(path), names[path], clock, s,
-                                               unparsed))
+        allfacts += parse_file(read_lines(path), names[path], clock, s, unparsed)
     allfacts.sort(key=lambda x: order_key(x[0].file, x[0].line, x[1], x[2]))
     events, observations = assemble(((loc, ts) for loc, ts, _ in allfacts),
                                     assume_controller, assume_live)
