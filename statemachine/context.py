@@ -20,7 +20,11 @@ from statemachine.rows import (
     UpdateMetadataRow,
 )
 from statemachine.rows import Ints
-from statemachine.states import ReplicaState
+from statemachine.states import PARTITION_NAMES, REPLICA_NAMES
+
+
+# NamedTuple rows built at C speed (a NamedTuple's own __new__ is a Python function).
+_new = tuple.__new__
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,13 +53,13 @@ class Outputs:
 
 
 class Ctx:
-    """The controller's view during one replay: cluster at the current event, topics,
-    outputs, and step/batch counters, which restart at every `seq` and count per partition
-    (so they do not depend on which other topics share the replay group)."""
+    """The controller's view during one replay: cluster at the current event, topics and
+    outputs. Step and batch numbers restart at every `seq` and count per partition (kept on
+    the `Part`), so they do not depend on which other topics share the replay group."""
 
     __slots__ = (
         "config", "timeline", "topics", "out", "seq", "ts", "source",
-        "live", "sd", "live_or_sd", "epoch", "controller", "_counters", "index",
+        "live", "sd", "live_or_sd", "epoch", "controller", "index",
     )
 
     def __init__(self, config: ReplayConfig, timeline: ClusterTimeline,
@@ -72,7 +76,6 @@ class Ctx:
         self.live_or_sd: frozenset[int] = frozenset()
         self.epoch = 0
         self.controller = -1
-        self._counters: dict[tuple[str, int], list[int]] = {}
         # broker -> topics with a replica on it (assigned, adding or removing): which
         # topics a broker event wakes. Derived, so never saved.
         self.index: dict[int, set[str]] = {}
@@ -84,8 +87,6 @@ class Ctx:
     # -- the current event ------------------------------------------------------------
 
     def begin(self, seq: int, ts: object, source: str | None) -> None:
-        if seq != self.seq:
-            self._counters.clear()
         self.seq, self.ts, self.source = seq, ts, source
 
     def set_cluster(self, state: ClusterState) -> None:
@@ -96,27 +97,29 @@ class Ctx:
         self.live, self.sd = live, sd
         self.live_or_sd = live | sd
 
-    def next_step(self, topic: str, partition: int) -> int:
-        c = self._counters.get((topic, partition))
-        if c is None:
-            c = self._counters[(topic, partition)] = [0, 0]
-        c[0] += 1
-        return c[0]
+    def touch(self, part: Part) -> None:
+        """Mark `part` as changed by the current event; restart its counters on a new seq."""
+        if part.cseq != self.seq:
+            part.cseq, part.nstep, part.nbatch, part.bmark = self.seq, 0, 0, None
+        part.last_seq = self.seq
 
-    def next_batch(self, topic: str, partition: int) -> int:
-        c = self._counters.get((topic, partition))
-        if c is None:
-            c = self._counters[(topic, partition)] = [0, 0]
-        c[1] += 1
-        return c[1]
+    def batch_number(self, part: Part, batch: object) -> int:
+        """Number of `batch` among the batches that sent requests for `part` in this seq."""
+        if part.bmark is not batch or part.cseq != self.seq:
+            self.touch(part)
+            part.nbatch += 1
+            part.bmark = batch
+        return part.nbatch
 
     # -- recording --------------------------------------------------------------------
 
-    def change(self, topic: str, partition: int, broker: int | None, machine: str,
+    def change(self, topic: str, part: Part, broker: int | None, machine: str,
                from_state: str, to_state: str, valid: bool, reason: str | None) -> None:
-        self.out.state_changes.append(StateChangeRow(
-            self.seq, self.ts, self.next_step(topic, partition), topic, partition, broker,
-            machine, from_state, to_state, valid, reason))
+        self.touch(part)
+        part.nstep += 1
+        self.out.state_changes.append(_new(StateChangeRow, (
+            self.seq, self.ts, part.nstep, topic, part.partition, broker,
+            machine, from_state, to_state, valid, reason)))
 
     def finding(self, topic: str | None, partition: int | None, broker: int | None,
                 kind: str, detail: str) -> None:
@@ -158,7 +161,7 @@ class Ctx:
             for part in topic.sorted_parts():
                 lead = part.has_leadership
                 ps.append(PartitionStateRow(
-                    name, part.partition, part.pstate.name,
+                    name, part.partition, PARTITION_NAMES[part.pstate],
                     part.leader if lead else None,
                     part.leader_epoch if lead else None,
                     part.isr if lead else None,
@@ -169,4 +172,4 @@ class Ctx:
                     topic.queued, part.last_seq))
                 for b in sorted(part.rstates):
                     rs.append(ReplicaStateRow(
-                        name, part.partition, b, ReplicaState(part.rstates[b]).name))
+                        name, part.partition, b, REPLICA_NAMES[part.rstates[b]]))

@@ -30,9 +30,9 @@ from statemachine.partition_machine import (
     preferred_strategy,
 )
 from statemachine.replica_machine import Replica, handle_replica_changes
-from statemachine.requests import Batch
+from statemachine.requests import Batch, send_update_metadata
 from statemachine.rows import Ints
-from statemachine.states import PartitionState, ReplicaState
+from statemachine.states import PARTITION_NAMES, REPLICA_NAMES, PartitionState, ReplicaState
 
 P = PartitionState
 R = ReplicaState
@@ -188,8 +188,8 @@ def on_controller_failover(ctx: Ctx, topic: Topic) -> None:
             part.rstates[r] = state
             (online if state == R.OnlineReplica else offline).append((part, r))
             if old.get(r) != state:
-                ctx.change(topic.name, part.partition, r, "replica",
-                           R(old.get(r, R.NonExistentReplica)).name, state.name, True,
+                ctx.change(topic.name, part, r, "replica",
+                           REPLICA_NAMES[old.get(r, R.NonExistentReplica)], state.name, True,
                            "initialized by controller failover")
     handle_replica_changes(ctx, topic, online, R.OnlineReplica)
     handle_replica_changes(ctx, topic, offline, R.OfflineReplica)
@@ -200,7 +200,7 @@ def on_controller_failover(ctx: Ctx, topic: Topic) -> None:
         else:
             state = P.NewPartition
         if state != part.pstate:
-            ctx.change(topic.name, part.partition, None, "partition", part.pstate.name,
+            ctx.change(topic.name, part, None, "partition", PARTITION_NAMES[part.pstate],
                        state.name, True, "initialized by controller failover")
             part.pstate = state
     trigger_online(ctx, topic, parts)
@@ -280,35 +280,38 @@ def _isr_changed(ctx: Ctx, e: Event) -> None:
     topic, part = found
     assert e.isr is not None
     isr = tuple(e.isr)
-
-    def reject(error: str, detail: str) -> None:
-        ctx.finding(topic.name, part.partition, part.leader, "alter_partition_rejected",
-                    f"{error}: {detail}")
-
-    if not part.has_leadership:
-        return reject("UNKNOWN_TOPIC_OR_PARTITION", "no leadership info")
-    if e.leader_epoch is not None and e.leader_epoch > part.leader_epoch:
-        return reject("NOT_CONTROLLER", f"leader epoch {e.leader_epoch} is ahead of "
-                      f"{part.leader_epoch}")
-    if e.leader_epoch is not None and e.leader_epoch < part.leader_epoch:
-        return reject("FENCED_LEADER_EPOCH", f"leader epoch {e.leader_epoch} is behind "
-                      f"{part.leader_epoch}")
-    if part.leader < 0:
-        return reject("NOT_LEADER_OR_FOLLOWER", "the partition has no leader")
+    error = _alter_partition_error(ctx, part, isr, e.leader_epoch)
+    if error is not None:
+        ctx.finding(topic.name, part.partition, part.leader, "alter_partition_rejected", error)
+        return
     if isr != part.isr:
-        ineligible = [r for r in isr if r not in ctx.live]
-        if ineligible:
-            return reject("INELIGIBLE_REPLICA", f"ISR members {ineligible} are not live")
         part.isr = isr
         part.zk_version += 1
         part.ctrl_epoch = ctx.epoch
         if len(isr) > 1:
             part.recovering = False  # a RECOVERING leader may only grow the ISR once done
-    part.last_seq = ctx.seq
-    batch = Batch(ctx, topic)
-    batch.add_update_metadata(part)
-    batch.send()
-    reassignment.maybe_complete(ctx, topic, part)
+    ctx.touch(part)
+    send_update_metadata(ctx, topic, part)
+    if part.adding or part.removing:
+        reassignment.maybe_complete(ctx, topic, part)
+
+
+def _alter_partition_error(ctx: Ctx, part: Part, isr: Ints, leader_epoch: int | None,
+                           ) -> str | None:
+    """The partition-level checks of AlterPartition (3.3+ order), None when accepted. An
+    ISR equal to the current one is accepted without a write (idempotent)."""
+    if not part.has_leadership:
+        return "UNKNOWN_TOPIC_OR_PARTITION: no leadership info"
+    if leader_epoch is not None and leader_epoch != part.leader_epoch:
+        if leader_epoch > part.leader_epoch:
+            return f"NOT_CONTROLLER: leader epoch {leader_epoch} is ahead of {part.leader_epoch}"
+        return f"FENCED_LEADER_EPOCH: leader epoch {leader_epoch} is behind {part.leader_epoch}"
+    if part.leader < 0:
+        return "NOT_LEADER_OR_FOLLOWER: the partition has no leader"
+    if isr != part.isr and not ctx.live.issuperset(isr):
+        return f"INELIGIBLE_REPLICA: ISR members {[r for r in isr if r not in ctx.live]} " \
+               "are not live"
+    return None
 
 
 def _preferred_election(ctx: Ctx, e: Event) -> None:
@@ -379,7 +382,7 @@ def _deletion_completed(ctx: Ctx, e: Event) -> None:
     deletion only when every replica of the topic is deleted."""
     topic = ctx.topics.get(e.topic or "")
     if topic is not None and (topic.queued or topic.exists):
-        waiting = [f"{p.partition}/{b}:{R(p.rstates.get(b, R.NonExistentReplica)).name}"
+        waiting = [f"{p.partition}/{b}:{REPLICA_NAMES[p.rstates.get(b, R.NonExistentReplica)]}"
                    for p, b in deletion.topic_replicas(topic)
                    if p.rstates.get(b) != R.ReplicaDeletionSuccessful]
         ctx.finding(e.topic, None, None, "deletion_completion_mismatch",

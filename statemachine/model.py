@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from statemachine.rows import Ints
-from statemachine.states import PartitionState, ReplicaState
+from statemachine.states import PartitionState
 
 RECOVERED = "RECOVERED"
 RECOVERING = "RECOVERING"
@@ -31,6 +31,8 @@ class Part:
         "partition", "replicas", "adding", "removing",
         "has_leadership", "leader", "leader_epoch", "isr", "zk_version", "ctrl_epoch",
         "recovering", "pstate", "rstates", "last_seq",
+        # Transient (never saved): step and batch counters of the current seq.
+        "cseq", "nstep", "nbatch", "bmark",
     )
 
     def __init__(self, partition: int) -> None:
@@ -47,9 +49,10 @@ class Part:
         self.recovering = False
         # A partition Kafka has never seen is NonExistentPartition (an entry is created
         # lazily by the machine; this is the same thing).
-        self.pstate = PartitionState.NonExistentPartition
+        self.pstate: int = PartitionState.NonExistentPartition
         self.rstates: dict[int, int] = {}
         self.last_seq = -1
+        self.cseq, self.nstep, self.nbatch, self.bmark = -1, 0, 0, None
 
     @property
     def being_reassigned(self) -> bool:
@@ -78,7 +81,7 @@ class Part:
         return (
             self.partition, self.replicas, self.adding, self.removing,
             self.has_leadership, self.leader, self.leader_epoch, self.isr, self.zk_version,
-            self.ctrl_epoch, self.recovering, int(self.pstate),
+            self.ctrl_epoch, self.recovering, self.pstate,
             tuple(sorted(self.rstates.items())), self.last_seq,
         )
 
@@ -90,8 +93,9 @@ class Part:
             p.has_leadership, p.leader, p.leader_epoch, p.isr, p.zk_version,
             p.ctrl_epoch, p.recovering, pstate, rstates, p.last_seq,
         ) = t
-        p.pstate = PartitionState(pstate)
+        p.pstate = pstate
         p.rstates = dict(rstates)
+        p.cseq, p.nstep, p.nbatch, p.bmark = -1, 0, 0, None
         return p
 
 
@@ -165,6 +169,3 @@ class BucketState:
     def freeze(cls, watermark: int, topics: dict[str, Topic]) -> BucketState:
         return cls(watermark, tuple(topics[name].freeze() for name in sorted(topics)))
 
-
-def replica_state_name(code: int) -> str:
-    return ReplicaState(code).name

@@ -14,10 +14,11 @@ from statemachine.context import Ctx
 from statemachine.election import Elected
 from statemachine.model import Part, Topic
 from statemachine.requests import Batch
-from statemachine.states import PARTITION_VALID_PREVIOUS, PartitionState
+from statemachine.states import PARTITION_NAMES, PARTITION_VALID_PREVIOUS, PartitionState
 
 P = PartitionState
 MACHINE = "partition"
+NAMES = PARTITION_NAMES
 
 # A strategy picks a leader for one partition given the controller's view.
 Strategy = Callable[[Ctx, Topic, Part], "Elected | None"]
@@ -60,11 +61,11 @@ def handle_partition_changes(
         if current not in valid_previous:
             reason = (f"Partition {topic.name}-{part.partition} should be in one of "
                       f"{', '.join(s.name for s in sorted(valid_previous))} states before "
-                      f"moving to {target.name} state. Instead it is in {current.name} state")
-            ctx.change(topic.name, part.partition, None, MACHINE, current.name, target.name,
+                      f"moving to {target.name} state. Instead it is in "
+                      f"{PARTITION_NAMES[current]} state")
+            ctx.change(topic.name, part, None, MACHINE, PARTITION_NAMES[current], target.name,
                        False, reason)
             ctx.finding(topic.name, part.partition, None, "invalid_transition", reason)
-            part.last_seq = ctx.seq
             continue
         if target != P.OnlinePartition:
             _set(ctx, topic, part, target)
@@ -80,17 +81,15 @@ def handle_partition_changes(
 
 def _set(ctx: Ctx, topic: Topic, part: Part, target: PartitionState,
          reason: str | None = None) -> None:
-    ctx.change(topic.name, part.partition, None, MACHINE, part.pstate.name, target.name, True,
+    ctx.change(topic.name, part, None, MACHINE, PARTITION_NAMES[part.pstate], NAMES[target], True,
                reason)
     part.pstate = target
-    part.last_seq = ctx.seq
 
 
 def _fail(ctx: Ctx, topic: Topic, part: Part, kind: str, detail: str) -> None:
-    ctx.change(topic.name, part.partition, None, MACHINE, part.pstate.name,
-               P.OnlinePartition.name, True, f"failed: {detail}")
+    ctx.change(topic.name, part, None, MACHINE, PARTITION_NAMES[part.pstate],
+               NAMES[P.OnlinePartition], True, f"failed: {detail}")
     ctx.finding(topic.name, part.partition, None, kind, detail)
-    part.last_seq = ctx.seq
 
 
 def _initialize(ctx: Ctx, topic: Topic, batch: Batch, part: Part) -> None:

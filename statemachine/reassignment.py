@@ -9,7 +9,7 @@ from statemachine.context import Ctx
 from statemachine.model import Part, Topic
 from statemachine.partition_machine import handle_partition_changes, reassign_strategy
 from statemachine.replica_machine import handle_replica_changes
-from statemachine.requests import Batch
+from statemachine.requests import Batch, send_update_metadata
 from statemachine.rows import Ints
 from statemachine.states import PartitionState, ReplicaState
 
@@ -117,9 +117,7 @@ def on_partition_reassignment(ctx: Ctx, topic: Topic, part: Part, new: Assignmen
                                  reassign_strategy)
     if new.removing:
         stop_removed_replicas(ctx, topic, part, new.removing)
-    batch = Batch(ctx, topic)
-    batch.add_update_metadata(part)
-    batch.send()
+    send_update_metadata(ctx, topic, part)
     deletion.resume_for_topic(ctx, topic)
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import zlib
 from collections.abc import Iterable
+from operator import attrgetter
 
 from schemas import event_types as ET
 from statemachine.cluster import ClusterTimeline
@@ -27,17 +28,33 @@ from statemachine.model import BucketState
 
 __all__ = ["BucketState", "Outputs", "ReplayConfig", "bucket_of", "replay"]
 
+_SEQ = attrgetter("seq")
+
 
 def bucket_of(cluster: str, topic: str, buckets: int) -> int:
     """Stable bucket of a topic: crc32, not `hash()`, which is salted per process."""
     return zlib.crc32(f"{cluster}\x00{topic}".encode()) % buckets
 
 
-def _order(e: Event) -> tuple[int, int, str, int]:
+def _tie_order(e: Event) -> tuple[int, str, int, str]:
     # Within one seq (one controller event), apply topic events before partition events
     # and partitions in ascending order; the input order carries no meaning (DESIGN §3).
     scope = 0 if e.event_type in ET.TOPIC_EVENTS else 1
-    return (e.seq, scope, e.topic or "", -1 if e.partition is None else e.partition)
+    return (scope, e.topic or "", -1 if e.partition is None else e.partition, e.event_type)
+
+
+def _sort(events: list[Event]) -> None:
+    """Sort by seq (C-level key), then put each run of equal seqs in `_tie_order`."""
+    events.sort(key=_SEQ)
+    i, n = 0, len(events)
+    while i < n:
+        j = i + 1
+        seq = events[i].seq
+        while j < n and events[j].seq == seq:
+            j += 1
+        if j - i > 1:
+            events[i:j] = sorted(events[i:j], key=_tie_order)
+        i = j
 
 
 def replay(
@@ -66,7 +83,7 @@ def replay(
             out.late.append(e)
         else:
             fresh.append(e)
-    fresh.sort(key=_order)
+    _sort(fresh)
     steps = timeline.steps_after(watermark)
 
     i, n = 0, len(steps)

@@ -13,10 +13,11 @@ from collections.abc import Sequence
 from statemachine.context import Ctx
 from statemachine.model import NO_LEADER, Part, Topic
 from statemachine.requests import Batch
-from statemachine.states import REPLICA_VALID_PREVIOUS, ReplicaState
+from statemachine.states import REPLICA_NAMES, REPLICA_VALID_PREVIOUS, ReplicaState
 
 R = ReplicaState
 MACHINE = "replica"
+NAMES = REPLICA_NAMES
 
 Replica = tuple[Part, int]  # (partition, broker id)
 
@@ -41,38 +42,35 @@ def handle_replica_changes(ctx: Ctx, topic: Topic, replicas: Sequence[Replica],
             if current in valid_previous:
                 valid.append(part)
             else:
-                _invalid(ctx, topic, part, b, R(current), target)
+                _invalid(ctx, topic, part, b, current, target)
         if valid:
             _TRANSITIONS[target](ctx, topic, batch, valid, b)
     batch.send()
 
 
-def _invalid(ctx: Ctx, topic: Topic, part: Part, b: int, current: ReplicaState,
+def _invalid(ctx: Ctx, topic: Topic, part: Part, b: int, current: int,
              target: ReplicaState) -> None:
     reason = (f"Replica {b} for partition {topic.name}-{part.partition} should be in the "
               f"{', '.join(s.name for s in sorted(REPLICA_VALID_PREVIOUS[target]))} states "
-              f"before moving to {target.name} state. Instead it is in {current.name} state")
-    ctx.change(topic.name, part.partition, b, MACHINE, current.name, target.name, False, reason)
+              f"before moving to {target.name} state. Instead it is in {REPLICA_NAMES[current]} state")
+    ctx.change(topic.name, part, b, MACHINE, REPLICA_NAMES[current], NAMES[target], False, reason)
     ctx.finding(topic.name, part.partition, b, "invalid_transition", reason)
-    part.last_seq = ctx.seq
 
 
 def _set(ctx: Ctx, topic: Topic, part: Part, b: int, target: ReplicaState,
          reason: str | None = None) -> None:
     current = part.rstates.get(b, R.NonExistentReplica)
     part.rstates[b] = target
-    part.last_seq = ctx.seq
-    ctx.change(topic.name, part.partition, b, MACHINE, R(current).name, target.name, True,
+    ctx.change(topic.name, part, b, MACHINE, REPLICA_NAMES[current], NAMES[target], True,
                reason)
 
 
 def _failed(ctx: Ctx, topic: Topic, part: Part, b: int, target: ReplicaState,
             detail: str) -> None:
-    current = R(part.rstates.get(b, R.NonExistentReplica))
-    ctx.change(topic.name, part.partition, b, MACHINE, current.name, target.name, True,
+    current = part.rstates.get(b, R.NonExistentReplica)
+    ctx.change(topic.name, part, b, MACHINE, REPLICA_NAMES[current], NAMES[target], True,
                f"failed: {detail}")
     ctx.finding(topic.name, part.partition, b, "state_change_failed", detail)
-    part.last_seq = ctx.seq
 
 
 def _to_new(ctx: Ctx, topic: Topic, batch: Batch, parts: list[Part], b: int) -> None:

@@ -25,11 +25,36 @@ from statemachine.model import (
 from statemachine.rows import Ints, LeaderAndIsrRow, StopReplicaRow, UpdateMetadataRow
 
 
+_new = tuple.__new__  # NamedTuple rows at C speed
+
+
 def stop_replica_epoch(topic: Topic, part: Part) -> int:
     """`context.leaderEpoch(p)` as StopReplica uses it, evaluated at add time."""
     if topic.queued:
         return EPOCH_DURING_DELETE
     return part.leader_epoch if part.has_leadership else NO_EPOCH
+
+
+def offline_replicas(ctx: Ctx, part: Part) -> Ints:
+    live = ctx.live
+    if live.issuperset(part.replicas):  # the common case, without a Python loop
+        return ()
+    return tuple(r for r in part.replicas if r not in live)
+
+
+def send_update_metadata(ctx: Ctx, topic: Topic, part: Part) -> None:
+    """`sendUpdateMetadataRequest(all live or shutting-down brokers, {p})`: a batch holding
+    one partition's UM. Built directly: it is the hot path of every ISR change."""
+    if not part.has_leadership:
+        return
+    if topic.queued:
+        leader, leader_epoch, zk_version = LEADER_DURING_DELETE, 0, 0
+    else:
+        leader, leader_epoch, zk_version = part.leader, part.leader_epoch, part.zk_version
+    ctx.out.update_metadata.append(_new(UpdateMetadataRow, (
+        ctx.seq, ctx.ts, ctx.batch_number(part, object()), ctx.epoch, topic.name,
+        part.partition, part.ctrl_epoch, leader, leader_epoch, part.isr, zk_version,
+        part.replicas, offline_replicas(ctx, part), None)))
 
 
 class Batch:
@@ -70,8 +95,7 @@ class Batch:
             self.um_to.update(b for b in to if b >= 0)
         if part is None or not part.has_leadership:
             return
-        live = self.ctx.live
-        offline = tuple(r for r in part.replicas if r not in live)
+        offline = offline_replicas(self.ctx, part)
         if self.topic.queued:
             # A topic queued for deletion is advertised with LeaderDuringDelete.
             self.um[part.partition] = (
@@ -93,37 +117,36 @@ class Batch:
 
     def send(self) -> None:
         """`sendRequestsToBrokers`: LeaderAndIsr, then UpdateMetadata, then StopReplica."""
-        ctx = self.ctx
-        if not (self.lai or self.um or self.sr):
+        lai, um, sr = self.lai, self.um, self.sr
+        if not (lai or um or sr):
             return
+        ctx = self.ctx
+        parts = self.topic.parts
         name, seq, ts, epoch = self.topic.name, ctx.seq, ctx.ts, ctx.epoch
         registered = ctx.live_or_sd
-        batches: dict[int, int] = {}
-
-        def batch_of(p: int) -> int:
-            n = batches.get(p)
-            if n is None:
-                n = batches[p] = ctx.next_batch(name, p)
-                part = self.topic.parts.get(p)
-                if part is not None:
-                    part.last_seq = seq
-            return n
-
+        number = ctx.batch_number
         out = ctx.out
-        for (b, p), s in self.lai.items():
-            if b in registered:
-                out.leader_and_isr.append(LeaderAndIsrRow(
-                    seq, ts, batch_of(p), epoch, b, name, p, s[0], s[1], s[2], s[3], s[4],
-                    s[5], s[6], s[7], s[9], s[8]))
-        to: Ints | None = None
-        if not self.um_all:
-            to = tuple(sorted(b for b in self.um_to if b in registered))
-        if self.um and (to is None or to):
-            for p, u in self.um.items():
-                out.update_metadata.append(UpdateMetadataRow(
-                    seq, ts, batch_of(p), epoch, name, p, u[0], u[1], u[2], u[3], u[4], u[5],
-                    u[6], to))
-        for (b, p), (delete, leader_epoch) in self.sr.items():
-            if b in registered:
-                out.stop_replica.append(StopReplicaRow(
-                    seq, ts, batch_of(p), epoch, b, name, p, delete, leader_epoch))
+        if lai:
+            rows = out.leader_and_isr
+            for (b, p), s in lai.items():
+                if b in registered:
+                    rows.append(_new(LeaderAndIsrRow, (
+                        seq, ts, number(parts[p], self), epoch, b, name, p, s[0], s[1], s[2],
+                        s[3], s[4], s[5], s[6], s[7], s[9], s[8])))
+        if um:
+            to: Ints | None = None
+            if not self.um_all:
+                to = tuple(sorted(b for b in self.um_to if b in registered))
+            if to is None or to:
+                rows_um = out.update_metadata
+                for p, u in um.items():
+                    rows_um.append(_new(UpdateMetadataRow, (
+                        seq, ts, number(parts[p], self), epoch, name, p, u[0], u[1], u[2],
+                        u[3], u[4], u[5], u[6], to)))
+        if sr:
+            rows_sr = out.stop_replica
+            for (b, p), (delete, leader_epoch) in sr.items():
+                if b in registered:
+                    rows_sr.append(_new(StopReplicaRow, (
+                        seq, ts, number(parts[p], self), epoch, b, name, p, delete,
+                        leader_epoch)))

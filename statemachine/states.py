@@ -28,6 +28,10 @@ class PartitionState(IntEnum):
     NonExistentPartition = 3
 
 
+# Names by code, for the hot loop (an enum's `.name` is a descriptor call).
+REPLICA_NAMES: Final[dict[int, str]] = {int(s): s.name for s in ReplicaState}
+PARTITION_NAMES: Final[dict[int, str]] = {int(s): s.name for s in PartitionState}
+
 _R = ReplicaState
 _P = PartitionState
 
