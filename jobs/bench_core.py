@@ -45,7 +45,9 @@ def cached_log(preset: str, seed: int = 1, cache: Path = CACHE) -> tuple[Path, d
     done = d / "_counts.json"  # leading underscore: Spark and pyarrow datasets skip it
     if done.is_file():
         return d, json.loads(done.read_text())
+    t0 = time.perf_counter()
     counts, _ = simulate(str(d), preset, seed, progress=sys.stderr.isatty())
+    counts["seconds"] = round(time.perf_counter() - t0, 1)
     done.write_text(json.dumps(counts))
     return d, counts
 
