@@ -196,13 +196,13 @@ def on_controller_failover(ctx: Ctx, topic: Topic) -> None:
     # Partition machine startup (§5.1).
     for part in parts:
         if part.has_leadership:
-            state = P.OnlinePartition if part.leader in live else P.OfflinePartition
+            pstate = P.OnlinePartition if part.leader in live else P.OfflinePartition
         else:
-            state = P.NewPartition
-        if state != part.pstate:
+            pstate = P.NewPartition
+        if pstate != part.pstate:
             ctx.change(topic.name, part, None, "partition", PARTITION_NAMES[part.pstate],
-                       state.name, True, "initialized by controller failover")
-            part.pstate = state
+                       pstate.name, True, "initialized by controller failover")
+            part.pstate = pstate
     trigger_online(ctx, topic, parts)
     if not topic.queued:
         for part in parts:
@@ -283,6 +283,9 @@ def _isr_changed(ctx: Ctx, e: Event) -> None:
     error = _alter_partition_error(ctx, part, isr, e.leader_epoch)
     if error is not None:
         ctx.finding(topic.name, part.partition, part.leader, "alter_partition_rejected", error)
+        # Kafka still sends UM(all live or shutting down, every partition of the request)
+        # for a rejected partition, with its unchanged state (§7.11 step 5).
+        send_update_metadata(ctx, topic, part)
         return
     if isr != part.isr:
         part.isr = isr
