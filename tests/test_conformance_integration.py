@@ -542,6 +542,34 @@ def test_I44_alter_partition_errors_after_unclean_election() -> None:
     assert final(out, "t", 0)[1:4] == (1, (1,), 3)
 
 
+
+def test_I42b_rejected_isr_expansion_still_propagates_metadata() -> None:
+    """§7.11 step 5: UM(all live or shutting down, every partition of the request),
+    rejected ones included, with the unchanged state."""
+    log = Log()
+    log.failover(0, [0, 1])
+    log.create("t", 0, [0, 1])
+    log.shutdown(1)
+    seq = log.isr("t", 0, [0, 1], leader_epoch=1)  # INELIGIBLE_REPLICA
+    _, out = replay_log(log)
+    assert [(u.leader, u.isr, u.leader_epoch, u.zk_version)
+            for u in at(out.update_metadata, seq)] == [(0, (0,), 1, 1)]
+
+
+def test_I43b_fenced_and_ahead_epochs_still_propagate_metadata() -> None:
+    log = Log()
+    log.failover(0, [0, 1])
+    log.create("t", 0, [0, 1])
+    fenced = log.isr("t", 0, [0], leader_epoch=-1)  # FENCED_LEADER_EPOCH
+    ahead = log.isr("t", 0, [0], leader_epoch=5)  # NOT_CONTROLLER
+    unknown = log.isr("t", 3, [0], leader_epoch=0)  # UNKNOWN_TOPIC_OR_PARTITION: no state
+    _, out = replay_log(log)
+    for seq in (fenced, ahead):
+        assert [(u.leader, u.isr, u.leader_epoch) for u in at(out.update_metadata, seq)] == [
+            (0, (0, 1), 0)]
+    assert at(out.update_metadata, unknown) == []
+
+
 # -- topic ids: the epoch part of I54 ----------------------------------------------------
 
 
