@@ -542,7 +542,6 @@ def test_I44_alter_partition_errors_after_unclean_election() -> None:
     assert final(out, "t", 0)[1:4] == (1, (1,), 3)
 
 
-
 def test_I42b_rejected_isr_expansion_still_propagates_metadata() -> None:
     """§7.11 step 5: UM(all live or shutting down, every partition of the request),
     rejected ones included, with the unchanged state."""
