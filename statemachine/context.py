@@ -12,6 +12,7 @@ from statemachine.events import Event
 from statemachine.model import RECOVERED, RECOVERING, Part, Topic
 from statemachine.rows import (
     FindingRow,
+    Ints,
     LeaderAndIsrRow,
     PartitionStateRow,
     ReplicaStateRow,
@@ -19,9 +20,7 @@ from statemachine.rows import (
     StopReplicaRow,
     UpdateMetadataRow,
 )
-from statemachine.rows import Ints
 from statemachine.states import PARTITION_NAMES, REPLICA_NAMES
-
 
 # NamedTuple rows built at C speed (a NamedTuple's own __new__ is a Python function).
 _new = tuple.__new__

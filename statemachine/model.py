@@ -52,7 +52,8 @@ class Part:
         self.pstate: int = PartitionState.NonExistentPartition
         self.rstates: dict[int, int] = {}
         self.last_seq = -1
-        self.cseq, self.nstep, self.nbatch, self.bmark = -1, 0, 0, None
+        self.cseq, self.nstep, self.nbatch = -1, 0, 0
+        self.bmark: object = None  # the batch that last numbered this partition
 
     @property
     def being_reassigned(self) -> bool:

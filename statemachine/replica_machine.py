@@ -52,7 +52,8 @@ def _invalid(ctx: Ctx, topic: Topic, part: Part, b: int, current: int,
              target: ReplicaState) -> None:
     reason = (f"Replica {b} for partition {topic.name}-{part.partition} should be in the "
               f"{', '.join(s.name for s in sorted(REPLICA_VALID_PREVIOUS[target]))} states "
-              f"before moving to {target.name} state. Instead it is in {REPLICA_NAMES[current]} state")
+              f"before moving to {target.name} state. Instead it is in "
+              f"{REPLICA_NAMES[current]} state")
     ctx.change(topic.name, part, b, MACHINE, REPLICA_NAMES[current], NAMES[target], False, reason)
     ctx.finding(topic.name, part.partition, b, "invalid_transition", reason)
 

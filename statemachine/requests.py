@@ -24,7 +24,6 @@ from statemachine.model import (
 )
 from statemachine.rows import Ints, LeaderAndIsrRow, StopReplicaRow, UpdateMetadataRow
 
-
 _new = tuple.__new__  # NamedTuple rows at C speed
 
 

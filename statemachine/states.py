@@ -67,3 +67,19 @@ def is_valid_transition(
 ) -> bool:
     """Kafka's `isValidTransition`: is `current` a valid previous state of `target`?"""
     return current in table[target]  # type: ignore[index]
+
+
+def matrix_markdown(table: dict[ReplicaState, frozenset[ReplicaState]]
+                    | dict[PartitionState, frozenset[PartitionState]]) -> str:
+    """The valid-transition matrix as a Markdown table (rows = current, columns = target),
+    so the README's copy is generated from the table above, never written by hand."""
+    states = sorted(table)  # type: ignore[type-var]
+    header = "| current \\ target | " + " | ".join(s.name for s in states) + " |"
+    rule = "|---" * (len(states) + 1) + "|"
+    rows = [
+        f"| {cur.name} | "
+        + " | ".join("✓" if cur in table[tgt] else "·" for tgt in states)  # type: ignore[index]
+        + " |"
+        for cur in states
+    ]
+    return "\n".join([header, rule, *rows])
