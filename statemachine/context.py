@@ -166,7 +166,7 @@ class Ctx:
                     part.isr if lead else None,
                     part.replicas, part.adding, part.removing,
                     part.zk_version if lead else None,
-                    part.ctrl_epoch if lead else None,
+                    part.zk_ctrl_epoch if lead else None,
                     (RECOVERING if part.recovering else RECOVERED) if lead else None,
                     topic.queued, part.last_seq))
                 for b in sorted(part.rstates):

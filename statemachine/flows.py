@@ -177,6 +177,8 @@ def on_controller_failover(ctx: Ctx, topic: Topic) -> None:
         topic.ineligible = any(
             r not in live for p in parts for r in p.replicas) or any(
             p.being_reassigned for p in parts)
+    for part in parts:
+        part.ctrl_epoch = part.zk_ctrl_epoch  # the cache is reloaded from ZK
     # Replica machine startup (§4.4).
     online: list[Replica] = []
     offline: list[Replica] = []
@@ -290,7 +292,7 @@ def _isr_changed(ctx: Ctx, e: Event) -> None:
     if isr != part.isr:
         part.isr = isr
         part.zk_version += 1
-        part.ctrl_epoch = ctx.epoch
+        part.written(ctx.epoch)
         if len(isr) > 1:
             part.recovering = False  # a RECOVERING leader may only grow the ISR once done
     ctx.touch(part)

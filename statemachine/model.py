@@ -30,6 +30,7 @@ class Part:
     __slots__ = (
         "partition", "replicas", "adding", "removing",
         "has_leadership", "leader", "leader_epoch", "isr", "zk_version", "ctrl_epoch",
+        "zk_ctrl_epoch",
         "recovering", "pstate", "rstates", "last_seq",
         # Transient (never saved): step and batch counters of the current seq.
         "cseq", "nstep", "nbatch", "bmark",
@@ -45,7 +46,11 @@ class Part:
         self.leader_epoch = 0
         self.isr: Ints = ()
         self.zk_version = 0
+        # The controller epoch stamped on the state: in the controller's cache, and in ZK.
+        # They differ after an OfflineReplica of a replica outside the ISR, which re-stamps
+        # the cache without a write; a failover reloads ZK's.
         self.ctrl_epoch = 0
+        self.zk_ctrl_epoch = 0
         self.recovering = False
         # A partition Kafka has never seen is NonExistentPartition (an entry is created
         # lazily by the machine; this is the same thing).
@@ -76,13 +81,18 @@ class Part:
         self.isr = ()
         self.zk_version = 0
         self.ctrl_epoch = 0
+        self.zk_ctrl_epoch = 0
         self.recovering = False
+
+    def written(self, epoch: int) -> None:
+        """A controller write of the partition state: ZK and cache carry `epoch`."""
+        self.ctrl_epoch = self.zk_ctrl_epoch = epoch
 
     def freeze(self) -> tuple[Any, ...]:
         return (
             self.partition, self.replicas, self.adding, self.removing,
             self.has_leadership, self.leader, self.leader_epoch, self.isr, self.zk_version,
-            self.ctrl_epoch, self.recovering, self.pstate,
+            self.ctrl_epoch, self.zk_ctrl_epoch, self.recovering, self.pstate,
             tuple(sorted(self.rstates.items())), self.last_seq,
         )
 
@@ -92,7 +102,7 @@ class Part:
         (
             p.partition, p.replicas, p.adding, p.removing,
             p.has_leadership, p.leader, p.leader_epoch, p.isr, p.zk_version,
-            p.ctrl_epoch, p.recovering, pstate, rstates, p.last_seq,
+            p.ctrl_epoch, p.zk_ctrl_epoch, p.recovering, pstate, rstates, p.last_seq,
         ) = t
         p.pstate = pstate
         p.rstates = dict(rstates)

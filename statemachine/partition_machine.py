@@ -105,7 +105,7 @@ def _initialize(ctx: Ctx, topic: Topic, batch: Batch, part: Part) -> None:
     part.isr = live_replicas
     part.leader_epoch = 0
     part.zk_version = 0
-    part.ctrl_epoch = ctx.epoch
+    part.written(ctx.epoch)
     part.recovering = False
     batch.add_leader_and_isr(live_replicas, part, is_new=True)
     _set(ctx, topic, part, P.OnlinePartition)
@@ -128,7 +128,7 @@ def _elect(ctx: Ctx, topic: Topic, batch: Batch, part: Part, strategy: Strategy)
     part.isr = elected.isr
     part.leader_epoch += 1
     part.zk_version += 1
-    part.ctrl_epoch = ctx.epoch
+    part.written(ctx.epoch)
     if elected.unclean:
         # IBP >= 3.2 (KIP-704); earlier versions keep RECOVERED.
         part.recovering = True

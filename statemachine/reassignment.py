@@ -126,7 +126,7 @@ def update_leader_epoch_and_send(ctx: Ctx, topic: Topic, part: Part) -> None:
     (isNew=false) and the adding replicas (isNew=true), carrying the full assignment."""
     part.leader_epoch += 1
     part.zk_version += 1
-    part.ctrl_epoch = ctx.epoch
+    part.written(ctx.epoch)
     batch = Batch(ctx, topic)
     assignment = current_assignment(part)
     batch.add_leader_and_isr(assignment.origin, part, is_new=False)

@@ -115,8 +115,10 @@ def _to_offline(ctx: Ctx, topic: Topic, batch: Batch, parts: list[Part], b: int)
                     part.isr = tuple(r for r in part.isr if r != b)
                 part.leader_epoch += 1
                 part.zk_version += 1
-            # Both cases re-stamp the cache with the current controller epoch.
-            part.ctrl_epoch = ctx.epoch
+                part.written(ctx.epoch)
+            else:
+                # No write, but the cache is re-stamped with the current controller epoch.
+                part.ctrl_epoch = ctx.epoch
             if not topic.queued:
                 batch.add_leader_and_isr(tuple(r for r in part.replicas if r != b), part,
                                          is_new=False)
