@@ -23,6 +23,14 @@ def _events(r: pipeline.IngestResult) -> list[tuple[object, ...]]:
             for e in r.events]
 
 
+BROKER_KINDS = ("failover_brokers", "live_brokers")
+
+
+def _brokers_seen(r: pipeline.IngestResult) -> list[tuple[object, ...]]:
+    """What the controller logged as the registered brokers (failover, BrokerChange)."""
+    return [(o.seq, o.kind, o.brokers) for o in r.observations if o.kind in BROKER_KINDS]
+
+
 def _clean(r: pipeline.IngestResult) -> None:
     assert r.unparsed == []
     for s in r.summary:
@@ -51,8 +59,10 @@ def test_ak0_10_controller_and_state_change() -> None:
         (6, "TopicDeletionCompleted", None, "orders", None, None, None, None, None, None, None,
          "controller.log:28"),
     ]
+    assert _brokers_seen(r) == [(1, "failover_brokers", (1, 2)), (3, "live_brokers", (1,))]
     obs = [(o.seq, o.kind, o.topic, o.partition, o.broker_id, o.from_state, o.to_state,
-            o.leader, o.leader_epoch, o.isr, o.valid, o.observed_by) for o in r.observations]
+            o.leader, o.leader_epoch, o.isr, o.valid, o.observed_by) for o in r.observations
+           if o.kind not in BROKER_KINDS]
     assert obs == [
         (2, "partition_transition", "orders", 0, None, "NonExistentPartition", "NewPartition",
          None, None, None, True, "controller"),
@@ -104,8 +114,10 @@ def test_ak2_2_controller_full_lifecycle() -> None:
         (10, "StopReplicaResponse", 2, "payments", 0, None, None),
         (11, "TopicDeletionCompleted", None, "payments", None, None, None),
     ]
+    assert _brokers_seen(r) == [(1, "failover_brokers", (1, 2, 3)), (4, "live_brokers", (1, 2)),
+                                (5, "live_brokers", (1, 2, 3))]
     kinds = [(o.seq, o.kind, o.topic, o.partition, o.broker_id, o.to_state, o.leader,
-              o.leader_epoch) for o in r.observations]
+              o.leader_epoch) for o in r.observations if o.kind not in BROKER_KINDS]
     assert kinds == [
         (1, "replica_snapshot", "payments", 0, 1, "OnlineReplica", None, None),
         (1, "replica_snapshot", "payments", 0, 2, "OnlineReplica", None, None),
@@ -171,7 +183,9 @@ def test_brokers_merged_in_controller_order_with_gzip_and_zone(tz: str, first_ts
         (4, "BrokerStartup", 2, None, "broker-1/controller.log:4"),
     ]
     assert r.events[0].ts == int(first_ts.timestamp()) * 1_000_000
-    (o,) = r.observations
+    assert _brokers_seen(r) == [(1, "failover_brokers", (1, 2, 3)),
+                                (3, "failover_brokers", (1, 3)), (4, "live_brokers", (1, 2, 3))]
+    (o,) = [o for o in r.observations if o.kind not in BROKER_KINDS]
     assert (o.seq, o.source, o.leader, o.leader_epoch, o.isr, o.zk_version) == (
         2, "broker-2/state-change.log.gz:1", 1, 4, (1, 3), 6)
 

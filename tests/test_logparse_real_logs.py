@@ -27,7 +27,7 @@ Expectations were read line by line against FORMATS.md. Notable ones:
 
 Tuples: summary = (read, extracted, informational, ignored, unparsed); event = (seq, type,
 broker_id, topic, partition, replicas, brokers, error, line); observation = (seq, kind,
-topic, partition, broker_id, from, to, leader, leader_epoch, isr, valid).
+topic, partition, broker_id, from, to, leader, leader_epoch, isr, brokers, valid).
 """
 
 from __future__ import annotations
@@ -61,11 +61,11 @@ EXPECTED = {
         [
         ],
         [
-            (0, 'leader_and_isr_summary', None, None, 1, None, None, None, None, None, None),
-            (0, 'leader_and_isr_summary', None, None, 0, None, None, None, None, None, None),
-            (0, 'update_metadata_summary', None, None, None, None, None, None, None, None, None),
-            (0, 'broker_leader_start', 'test', 1, 0, None, None, 0, 1, (0,), None),
-            (0, 'update_metadata_summary', None, None, None, None, None, None, None, None, None),
+            (0, 'leader_and_isr_summary', None, None, 1, None, None, None, None, None, None, None),
+            (0, 'leader_and_isr_summary', None, None, 0, None, None, None, None, None, None, None),
+            (0, 'update_metadata_summary', None, None, None, None, None, None, None, None, (0, 1), None),
+            (0, 'broker_leader_start', 'test', 1, 0, None, None, 0, 1, (0,), None, None),
+            (0, 'update_metadata_summary', None, None, None, None, None, None, None, None, (), None),
         ],
     ),
     'bitnami-charts-issue19522__ak3.5-3.6__offline-to-online-election-failed.log': (
@@ -73,7 +73,7 @@ EXPECTED = {
         [
         ],
         [
-            (0, 'partition_transition', '__transaction_state', 35, None, 'OfflinePartition', 'OnlinePartition', None, None, None, False),
+            (0, 'partition_transition', '__transaction_state', 35, None, 'OfflinePartition', 'OnlinePartition', None, None, None, None, False),
         ],
     ),
     'confluentinc-confluent-kafka-dotnet-issue1460__ak2.6__topic-create.log': (
@@ -81,12 +81,12 @@ EXPECTED = {
         [
         ],
         [
-            (0, 'replica_transition', 'eventbus', 0, 1, 'NewReplica', 'OnlineReplica', None, None, None, True),
-            (0, 'replica_transition', 'eventbus', 1, 1, 'NewReplica', 'OnlineReplica', None, None, None, True),
-            (0, 'replica_transition', 'eventbus', 2, 1, 'NewReplica', 'OnlineReplica', None, None, None, True),
-            (0, 'update_metadata_summary', None, None, None, None, None, None, None, None, None),
-            (0, 'broker_transition', 'eventbus', 2, 1, None, None, 1, None, None, None),
-            (0, 'broker_transition', 'eventbus', 1, 1, None, None, 1, None, None, None),
+            (0, 'replica_transition', 'eventbus', 0, 1, 'NewReplica', 'OnlineReplica', None, None, None, None, True),
+            (0, 'replica_transition', 'eventbus', 1, 1, 'NewReplica', 'OnlineReplica', None, None, None, None, True),
+            (0, 'replica_transition', 'eventbus', 2, 1, 'NewReplica', 'OnlineReplica', None, None, None, None, True),
+            (0, 'update_metadata_summary', None, None, None, None, None, None, None, None, (), None),
+            (0, 'broker_transition', 'eventbus', 2, 1, None, None, 1, None, None, None, None),
+            (0, 'broker_transition', 'eventbus', 1, 1, None, None, 1, None, None, None, None),
         ],
     ),
     'confluentinc-cp-all-in-one-issue49__ak2.6__topic-create.log': (
@@ -96,13 +96,13 @@ EXPECTED = {
             (1, 'PartitionCreated', None, 'eventbus', 2, (1,), None, None, 3),
         ],
         [
-            (1, 'partition_transition', 'eventbus', 1, None, 'NonExistentPartition', 'NewPartition', None, None, None, True),
-            (1, 'partition_transition', 'eventbus', 2, None, 'NonExistentPartition', 'NewPartition', None, None, None, True),
-            (1, 'update_metadata_summary', None, None, None, None, None, None, None, None, None),
-            (1, 'replica_transition', 'eventbus', 0, 1, 'NonExistentReplica', 'NewReplica', None, None, None, True),
-            (1, 'replica_transition', 'eventbus', 1, 1, 'NonExistentReplica', 'NewReplica', None, None, None, True),
-            (1, 'replica_transition', 'eventbus', 2, 1, 'NonExistentReplica', 'NewReplica', None, None, None, True),
-            (1, 'update_metadata_summary', None, None, None, None, None, None, None, None, None),
+            (1, 'partition_transition', 'eventbus', 1, None, 'NonExistentPartition', 'NewPartition', None, None, None, None, True),
+            (1, 'partition_transition', 'eventbus', 2, None, 'NonExistentPartition', 'NewPartition', None, None, None, None, True),
+            (1, 'update_metadata_summary', None, None, None, None, None, None, None, None, (), None),
+            (1, 'replica_transition', 'eventbus', 0, 1, 'NonExistentReplica', 'NewReplica', None, None, None, None, True),
+            (1, 'replica_transition', 'eventbus', 1, 1, 'NonExistentReplica', 'NewReplica', None, None, None, None, True),
+            (1, 'replica_transition', 'eventbus', 2, 1, 'NonExistentReplica', 'NewReplica', None, None, None, None, True),
+            (1, 'update_metadata_summary', None, None, None, None, None, None, None, None, (), None),
         ],
     ),
     'confluentinc-librdkafka-issue1575__ak0.10__offline-partition-election.log': (
@@ -110,7 +110,7 @@ EXPECTED = {
         [
         ],
         [
-            (0, 'leader_elected', 'LIVETOPICOLD', 0, None, None, None, 1, 1, (1,), None),
+            (0, 'leader_elected', 'LIVETOPICOLD', 0, None, None, None, 1, 1, (1,), None, None),
         ],
     ),
     'cruise-control-issue1871__linkedin-kafka__reassignment-custom-layout.log': (
@@ -118,8 +118,8 @@ EXPECTED = {
         [
         ],
         [
-            (0, 'reassignment_leader', 'partitionA', None, None, None, None, 44256, None, None, None),
-            (0, 'leader_epoch_updated', 'partitionA', None, None, None, None, None, 2500, None, None),
+            (0, 'reassignment_leader', 'partitionA', None, None, None, None, 44256, None, None, None, None),
+            (0, 'leader_epoch_updated', 'partitionA', None, None, None, None, None, 2500, None, None, None),
         ],
     ),
     'getsentry-self-hosted-issue1321__ak2.x__offline-to-online-election-failed.log': (
@@ -127,7 +127,7 @@ EXPECTED = {
         [
         ],
         [
-            (0, 'partition_transition', 'ingest-metrics', 0, None, 'OfflinePartition', 'OnlinePartition', None, None, None, False),
+            (0, 'partition_transition', 'ingest-metrics', 0, None, 'OfflinePartition', 'OnlinePartition', None, None, None, None, False),
         ],
     ),
     'hazelcast-issue22858__ak3.x__topic-create-testcontainer.log': (
@@ -135,9 +135,9 @@ EXPECTED = {
         [
         ],
         [
-            (0, 'replica_transition', '75b52d8f-86b7-4000-b5e5-f3439a939925', 2, 1, 'NewReplica', 'OnlineReplica', None, None, None, True),
-            (0, 'replica_transition', '75b52d8f-86b7-4000-b5e5-f3439a939925', 3, 1, 'NewReplica', 'OnlineReplica', None, None, None, True),
-            (0, 'update_metadata_summary', None, None, None, None, None, None, None, None, None),
+            (0, 'replica_transition', '75b52d8f-86b7-4000-b5e5-f3439a939925', 2, 1, 'NewReplica', 'OnlineReplica', None, None, None, None, True),
+            (0, 'replica_transition', '75b52d8f-86b7-4000-b5e5-f3439a939925', 3, 1, 'NewReplica', 'OnlineReplica', None, None, None, None, True),
+            (0, 'update_metadata_summary', None, None, None, None, None, None, None, None, (), None),
         ],
     ),
     'kroxylicious-junit5-extension-issue293__ak3.7.0__invalid-replica-transition.log': (
@@ -145,7 +145,7 @@ EXPECTED = {
         [
         ],
         [
-            (0, 'replica_transition', '__org_kroxylicious_testing_consistencyTest', 0, 2, 'ReplicaDeletionSuccessful', 'ReplicaDeletionIneligible', None, None, None, False),
+            (0, 'replica_transition', '__org_kroxylicious_testing_consistencyTest', 0, 2, 'ReplicaDeletionSuccessful', 'ReplicaDeletionIneligible', None, None, None, None, False),
         ],
     ),
     'mingyuchoo-kafka-study-series__ak2.x__state-machine-startup.log': (
@@ -160,7 +160,7 @@ EXPECTED = {
         [
         ],
         [
-            (0, 'partition_transition', '__test_rROC3KJfcB', 2, None, 'NewPartition', 'OnlinePartition', None, None, None, False),
+            (0, 'partition_transition', '__test_rROC3KJfcB', 2, None, 'NewPartition', 'OnlinePartition', None, None, None, None, False),
         ],
     ),
     'unattributed-2016-confluent-docs__ak0.10.0__broker-startup.log': (
@@ -189,7 +189,7 @@ EXPECTED = {
             (2, 'PartitionCreated', None, 'T-XXX-SNP', 0, (0,), None, None, 4),
         ],
         [
-            (1, 'leader_elected', 'T-XXX', 2, None, None, None, 3, None, None, None),
+            (1, 'leader_elected', 'T-XXX', 2, None, None, None, 3, None, None, None, None),
         ],
     ),
     'unattributed-2023-gently-kafka__ak2.6-2.7__update-metadata.log': (
@@ -204,7 +204,7 @@ EXPECTED = {
         [
         ],
         [
-            (0, 'broker_metadata', 'django_SERVER_LOGS_question_delete_q', 0, 1, None, None, 3, 12, (3,), None),
+            (0, 'broker_metadata', 'django_SERVER_LOGS_question_delete_q', 0, 1, None, None, 3, 12, (3,), None, None),
         ],
     ),
     'unattributed-2025-broker-startup__ak3.5plus__new-broker-startup.log': (
@@ -214,6 +214,7 @@ EXPECTED = {
             (2, 'BrokerStartup', 2, None, None, None, None, None, 14),
         ],
         [
+            (2, 'live_brokers', None, None, None, None, None, None, None, None, (0, 1, 2), None),
         ],
     ),
     'unattributed-2025-controller-election-blog__ak3.x__controller-election.log': (
@@ -238,6 +239,7 @@ EXPECTED = {
             (1, 'BrokerFailure', 4, None, None, None, None, None, 2),
         ],
         [
+            (1, 'live_brokers', None, None, None, None, None, None, None, None, (3, 2, 1), None),
         ],
     ),
     'unattributed-pt-roleplay__ak2.4-2.5__reassignment-follower-side.log': (
@@ -245,17 +247,17 @@ EXPECTED = {
         [
         ],
         [
-            (0, 'broker_metadata', 'roleplay', 0, 1, None, None, 3, 1, (3, 2), None),
-            (0, 'broker_leader_and_isr', 'roleplay', 0, 1, None, None, 3, 1, (3, 2), None),
-            (0, 'broker_metadata', 'roleplay', 0, 1, None, None, 3, 1, (3, 2), None),
-            (0, 'broker_leader_and_isr', 'roleplay', 0, 1, None, None, 2, 2, (3, 2, 1), None),
-            (0, 'broker_transition', 'roleplay', 0, 1, None, None, 2, None, None, None),
-            (0, 'broker_metadata', 'roleplay', 0, 1, None, None, 2, 2, (3, 2, 1), None),
-            (0, 'broker_leader_and_isr', 'roleplay', 0, 1, None, None, 2, 3, (2, 1), None),
-            (0, 'broker_transition', 'roleplay', 0, 1, None, None, 2, None, None, None),
-            (0, 'broker_metadata', 'roleplay', 0, 1, None, None, 2, 3, (2, 1), None),
-            (0, 'broker_metadata', 'roleplay', 0, 1, None, None, 2, 3, (2, 1), None),
-            (0, 'broker_metadata', 'roleplay', 0, 1, None, None, 2, 3, (2, 1), None),
+            (0, 'broker_metadata', 'roleplay', 0, 1, None, None, 3, 1, (3, 2), None, None),
+            (0, 'broker_leader_and_isr', 'roleplay', 0, 1, None, None, 3, 1, (3, 2), None, None),
+            (0, 'broker_metadata', 'roleplay', 0, 1, None, None, 3, 1, (3, 2), None, None),
+            (0, 'broker_leader_and_isr', 'roleplay', 0, 1, None, None, 2, 2, (3, 2, 1), None, None),
+            (0, 'broker_transition', 'roleplay', 0, 1, None, None, 2, None, None, None, None),
+            (0, 'broker_metadata', 'roleplay', 0, 1, None, None, 2, 2, (3, 2, 1), None, None),
+            (0, 'broker_leader_and_isr', 'roleplay', 0, 1, None, None, 2, 3, (2, 1), None, None),
+            (0, 'broker_transition', 'roleplay', 0, 1, None, None, 2, None, None, None, None),
+            (0, 'broker_metadata', 'roleplay', 0, 1, None, None, 2, 3, (2, 1), None, None),
+            (0, 'broker_metadata', 'roleplay', 0, 1, None, None, 2, 3, (2, 1), None, None),
+            (0, 'broker_metadata', 'roleplay', 0, 1, None, None, 2, 3, (2, 1), None, None),
         ],
     ),
 }
@@ -281,6 +283,6 @@ def test_real_log(name: str) -> None:
                    e.brokers, e.error, int(e.source.rsplit(":", 1)[1])) for e in r.events]
     assert got_events == events
     got_obs = [(o.seq, o.kind, o.topic, o.partition, o.broker_id, o.from_state, o.to_state,
-                o.leader, o.leader_epoch, o.isr, o.valid) for o in r.observations]
+                o.leader, o.leader_epoch, o.isr, o.brokers, o.valid) for o in r.observations]
     assert got_obs == observations
     assert all(e.source and e.source.startswith(name + ":") for e in r.events)

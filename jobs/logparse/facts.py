@@ -14,7 +14,8 @@ observations    partition_transition, replica_transition, isr_shrink, leader_ele
                 leader_and_isr_summary, update_metadata_request, update_metadata_summary,
                 stop_replica_request, stop_replica_summary, broker_leader_and_isr,
                 broker_metadata, broker_transition, broker_leader_start,
-                broker_follower_start, replica_snapshot, partition_snapshot
+                broker_follower_start, replica_snapshot, partition_snapshot,
+                live_brokers (the registered brokers a BrokerChange line lists)
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ BROKER_SIDE_KINDS = frozenset({
     "broker_follower_start",
 })
 # Event facts that are also worth keeping as observations of state.
-OBSERVED_EVENT_KINDS = frozenset({"isr_update"})
+OBSERVED_EVENT_KINDS = frozenset({"isr_update", "failover_brokers"})
 
 
 class Fact(NamedTuple):

@@ -394,6 +394,9 @@ def _broker_change(m: re.Match[str], i: Ident) -> list[Fact]:
     out += [Fact("broker_up", broker_id=b, controller_id=cid, detail="bounced")
             for b in V.ints(m.group("bounced"))]
     out += [Fact("broker_down", broker_id=b, controller_id=cid) for b in V.ints(m.group("dead"))]
+    # Kafka's own view after the change: every registered broker (shutting down included).
+    out.append(Fact("live_brokers", brokers=V.ints(m.group("live")), controller_id=cid,
+                    detail="broker_change"))
     return out
 
 
