@@ -45,7 +45,10 @@ package: install ## build dist/replay.zip for spark-submit --py-files
 	zip -qr dist/replay.zip jobs statemachine schemas -x '*/__pycache__/*'
 	@echo "dist/replay.zip"
 
+cluster-test: install ## spark-submit the replay to a standalone master + 2 workers on loopback
+	$(PY) -m pytest -q -m cluster tests/test_cluster_submit.py
+
 clean: ## remove build and run outputs (keeps .venv)
 	rm -rf dist build $(OUT) .pytest_cache .mypy_cache .ruff_cache
 
-.PHONY: help install run test test-core lint typecheck bench-core bench package clean
+.PHONY: help install run test test-core lint typecheck bench-core bench package cluster-test clean
