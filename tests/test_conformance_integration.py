@@ -461,6 +461,21 @@ def test_I39_alter_partition_echo_is_idempotent() -> None:
     assert at(out.leader_and_isr, seq) == []
 
 
+def test_I39b_accepted_echo_refreshes_the_cache_from_zk() -> None:
+    """§7.11 step 4: a successful AlterPartition (the idempotent echo included) reloads the
+    cache from ZK, dropping an earlier re-stamp of the cached controller epoch (§4.3 3d)."""
+    log = Log()
+    log.failover(0, [0, 1])
+    log.create("t", 0, [0, 1])
+    log.isr("t", 0, [0], leader_epoch=0)  # ZK written by controller epoch 1
+    log.failover(0, [0, 1])  # epoch 2
+    fail = log.failure(1)  # 1 is outside the ISR: no write, the cache is re-stamped with 2
+    echo = log.isr("t", 0, [0], leader_epoch=0)
+    _, out = replay_log(log)
+    assert {r.state_controller_epoch for r in at(out.update_metadata, fail)} == {2}
+    assert [r.state_controller_epoch for r in at(out.update_metadata, echo)] == [1]
+    assert final(out, "t", 0) == (ONLINE, 0, (0,), 0, 1, 1)
+
 def test_I41_idempotent_alter_partition() -> None:
     log = Log()
     log.failover(0, [0, 1])
