@@ -4,6 +4,7 @@ not test directly, replayed through the real fold (semantics-derived expectation
 
 from __future__ import annotations
 
+from schemas import event_types as ET
 from statemachine.context import ReplayConfig
 from tests.kafka_fixture import (
     Log,
@@ -35,6 +36,25 @@ def test_11_1_two_isr_members_fail_in_one_event_ascending_id() -> None:
             for r in at(out.leader_and_isr, seq)] == [(3, -1, (2,), 2)]
     assert rstates(out, "t", 0) == {1: "OfflineReplica", 2: "OfflineReplica",
                                     3: "OnlineReplica"}
+
+
+def test_7_1_no_request_to_a_broker_that_dies_in_the_same_broker_change() -> None:
+    """§7.1 step 2: the channel manager drops the dead brokers before the new brokers
+    start; they are still in liveBrokers then (the startup's election counts 2 as a live
+    replica and addresses it), but the request to 2 is not sent."""
+    log = Log()
+    log.failover(0, [0, 1, 2])
+    log.create("t", 0, [1, 2])
+    log.isr("t", 0, [1], leader_epoch=0)
+    log.failure(1)  # leader -1, ISR [1]
+    seq = log._add(ET.BROKER_STARTUP, broker_id=1)
+    log._add(ET.BROKER_FAILURE, same_seq=True, broker_id=2)  # one BrokerChange
+    _, out = replay_log(log)
+    assert final(out, "t", 0)[:4] == (ONLINE, 1, (1,), 2)
+    assert {r.broker_id for r in at(out.leader_and_isr, seq)} == {1}
+    # The startup phases still count 2 as live (it leaves liveBrokers in the last phase).
+    assert [(u.batch, u.leader, u.offline_replicas) for u in at(out.update_metadata, seq)] == [
+        (1, -1, ()), (2, 1, ()), (3, 1, (2,))]
 
 
 def test_5_1_failover_with_a_broker_gone_elects_a_new_leader() -> None:
