@@ -213,11 +213,13 @@ def on_controller_failover(ctx: Ctx, topic: Topic) -> None:
                        pstate.name, True, "initialized by controller failover")
             part.pstate = pstate
     trigger_online(ctx, topic, parts)
-    if not topic.queued:
-        for part in parts:
-            if part.being_reassigned:
-                reassignment.on_partition_reassignment(
-                    ctx, topic, part, reassignment.current_assignment(part))
+    # initializePartitionReassignments resumes every in-memory reassignment through
+    # maybeResumeReassignments, which (unlike the API/znode trigger) does not skip topics
+    # queued for deletion.
+    for part in parts:
+        if part.being_reassigned:
+            reassignment.on_partition_reassignment(
+                ctx, topic, part, reassignment.current_assignment(part))
     deletion.resume_deletions(ctx, topic)
 
 
