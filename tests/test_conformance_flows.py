@@ -72,6 +72,31 @@ def test_5_1_failover_with_a_broker_gone_elects_a_new_leader() -> None:
     assert {r.controller_epoch for r in at(out.leader_and_isr, seq)} == {2}
 
 
+def test_7_10_failover_resumes_a_reassignment_of_a_topic_queued_for_deletion() -> None:
+    """§7.10 step 8: `initializePartitionReassignments` resumes every in-memory reassignment
+    (`maybeResumeReassignments`, no deletion check; only the API/znode trigger rejects
+    queued topics). A deletion requested during a reassignment starts anyway (the
+    ineligible mark is a no-op before the topic is queued, §7.9)."""
+    log = Log()
+    log.failover(0, [0, 1, 2])
+    log.create("t", 0, [0, 1])
+    log.reassign("t", 0, [1, 2])  # phase A: epoch 1
+    log.delete("t")  # 0 leaves the ISR (epoch 2), 1 is the last member (epoch 3)
+    _, out = replay_log(log)
+    assert final(out, "t", 0)[1:4] == (-1, (1,), 3)
+    seq = log.failover(1, [0, 1, 2])
+    _, out = replay_log(log)
+    row = pstate_row(out, "t", 0)
+    # Resumed phase A: epoch 4, LAI to the origin and (isNew) to the adding replica.
+    assert (row.leader, row.isr, row.leader_epoch) == (-1, (1,), 4)
+    assert (row.replicas, row.adding_replicas, row.removing_replicas) == ((1, 2, 0), (2,), (0,))
+    assert {(r.broker_id, r.leader_epoch, r.is_new) for r in at(out.leader_and_isr, seq)
+            if r.leader_epoch == 4} == {(0, 4, False), (1, 4, False), (2, 4, True)}
+    # A2: the adding replica is already OnlineReplica (failover initialisation): invalid.
+    assert [(f.seq, f.broker_id) for f in out.findings if f.kind == "invalid_transition"] == [
+        (seq, 2)]
+
+
 def test_7_2_new_partition_with_no_live_replica_comes_online_at_startup() -> None:
     log = Log()
     log.failover(0, [0])
