@@ -304,10 +304,8 @@ def _isr_changed(ctx: Ctx, e: Event) -> None:
         part.written(ctx.epoch)
         if len(isr) > 1:
             part.recovering = False  # a RECOVERING leader may only grow the ISR once done
-    else:
-        # The idempotent echo writes nothing, but a successful partition's cache is still
-        # reloaded from ZK (§7.11 step 4), dropping an earlier re-stamp (§4.3 step 3d).
-        part.ctrl_epoch = part.zk_ctrl_epoch
+    # The idempotent echo writes nothing and leaves the cache alone: Kafka refreshes the
+    # cache only for the partitions it wrote (`updateLeaderAndIsrCache(successfulUpdates)`).
     ctx.touch(part)
     send_update_metadata(ctx, topic, part)
     if part.adding or part.removing:
