@@ -161,30 +161,23 @@ def _assemble_fn(assume_controller: int | None, assume_live: list[int]) -> Any:
     ob_index = {c: i for i, c in enumerate(ObservedRow._fields)}
 
     def assemble(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        def rows() -> Iterator[tuple[Any, ...]]:
-            for b in batches:
-                yield from zip(*(c.to_pylist() for c in b.columns), strict=True)
+        a = blocks.Assembler(assume_controller, assume_live)
+        for b in batches:
+            for file, line, _fidx, ts, by, *fact in zip(*(c.to_pylist() for c in b.columns),
+                                                        strict=True):
+                a.add(blocks.Located(file, line, None, by, blocks.Fact(*fact)), ts)
+            if len(a.observations) >= BATCH_ROWS:  # stream observations, keep memory flat
+                yield _to_batch([_obs_row(o) for o in a.observations], arrow_schema)
+                a.observations.clear()
+        rows = [_obs_row(o) for o in a.observations]
+        rows += [tuple(blocks.EVENT if c == "rtype" else e[ev_index[c]] if c in ev_index
+                       else None for c in ASSEMBLED_COLUMNS) for e in a.finish()]
+        for i in range(0, len(rows), BATCH_ROWS):
+            yield _to_batch(rows[i:i + BATCH_ROWS], arrow_schema)
 
-        events, observations = blocks.assemble_rows(rows(), assume_controller, assume_live)
-        out: list[tuple[Any, ...]] = []
-        for e in events:
-            out.append(tuple(
-                blocks.EVENT if c == "rtype" else
-                e[ev_index[c]] if c in ev_index else None
-                for c in ASSEMBLED_COLUMNS))
-            if len(out) >= BATCH_ROWS:
-                yield _to_batch(out, arrow_schema)
-                out = []
-        for o in observations:
-            out.append(tuple(
-                blocks.OBSERVATION if c == "rtype" else
-                o[ob_index[c]] if c in ob_index else None
-                for c in ASSEMBLED_COLUMNS))
-            if len(out) >= BATCH_ROWS:
-                yield _to_batch(out, arrow_schema)
-                out = []
-        if out:
-            yield _to_batch(out, arrow_schema)
+    def _obs_row(o: ObservedRow) -> tuple[Any, ...]:
+        return tuple(blocks.OBSERVATION if c == "rtype" else o[ob_index[c]] if c in ob_index
+                     else None for c in ASSEMBLED_COLUMNS)
 
     return assemble
 

@@ -17,6 +17,8 @@ from jobs.logparse.assemble import Assembler
 from jobs.logparse.envelope import Clock
 from jobs.logparse.facts import Fact, Located
 
+__all__ = ["Assembler", "Fact", "Located", "assemble_rows", "parse_block"]
+
 FACT, UNPARSED, COUNT = "F", "U", "C"
 
 FACT_FIELDS = Fact._fields

@@ -3,14 +3,12 @@
 Lines that match a template here are recognised but carry nothing the replay needs (the
 auto-rebalance check, connection notices, the failover checklist...): they count as used
 informational lines, never as unparsed. The templates come from FORMATS.md's catalogues
-(`catalogue.py`), compiled to regexes: literal text is matched exactly, every interpolated
+(`catalogue.py`), matched as literal chunks in order: literal text exactly, every interpolated
 `{expr}` / `%d` is a lazy wildcard. A template that the extraction cut inside an expression
 is matched up to the cut.
 """
 
 from __future__ import annotations
-
-import re
 
 from jobs.logparse.catalogue import TEMPLATES
 
@@ -22,20 +20,17 @@ EXTRA = (
 )
 
 
-def _lit(text: str) -> str:
-    # Empty collections render as nothing, so spaces around a value may collapse or double.
-    return re.escape(text).replace("\\ ", "\\s*")
-
-
-def _to_regex(template: str) -> str | None:
-    """Template -> regex source, or None if it is nothing but placeholders."""
+def _chunks(template: str) -> tuple[bool, tuple[str, ...]] | None:
+    """Template -> (starts with literal text, the literal chunks in order), or None if it is
+    nothing but placeholders. A message matches when the chunks occur in it in order (the
+    first at the start): every `{expr}` is a lazy wildcard. Matching by `str.find` instead of
+    a regex of lazy wildcards keeps a long line from backtracking through every split."""
     cut = template.find("{)")
     if cut >= 0:
         template = template[:cut]
-    parts: list[str] = []
+    chunks: list[str] = []
     literal: list[str] = []
     i, n = 0, len(template)
-    open_end = False
     while i < n:
         c = template[i]
         if c == "$" and i + 1 < n and template[i + 1] == "{":
@@ -51,30 +46,29 @@ def _to_regex(template: str) -> str | None:
                     if depth == 0:
                         break
                 j += 1
-            expr = template[i + 1 : j]
-            parts.append(_lit("".join(literal)))
+            chunks.append("".join(literal))
             literal = []
+            expr = template[i + 1 : j]
             if j >= n or expr.count("(") != expr.count(")"):
-                open_end = True  # the extraction cut the template inside this expression
-                break
-            parts.append("(?:.*?)")
+                break  # the extraction cut the template inside this expression
             i = j + 1
             continue
         if c == "%" and i + 1 < n and template[i + 1] in "sdf":
-            parts.append(_lit("".join(literal)))
+            chunks.append("".join(literal))
             literal = []
-            parts.append("(?:.*?)")
             i += 2
             continue
         literal.append(c)
         i += 1
-    if literal:
-        parts.append(_lit("".join(literal).rstrip()))
-    text = "".join(p for p in parts if p != "(?:.*?)")
-    if len(re.sub(r"\\.", "x", text).strip()) < 4:
+    else:
+        chunks.append("".join(literal))
+    anchored = not template.startswith(("{", "%s", "%d", "%f", "${"))
+    # Empty collections render as nothing, so spaces around a value may collapse: match the
+    # chunks without their outer spaces.
+    kept = tuple(c.strip() for c in chunks if c.strip())
+    if sum(len(c) for c in kept) < 4:
         return None
-    body = "".join(parts)
-    return body + (".*" if open_end else r".*")
+    return anchored, kept
 
 
 def _key(template: str) -> str | None:
@@ -84,22 +78,40 @@ def _key(template: str) -> str | None:
     return template.split(" ", 1)[0]
 
 
-def _build() -> tuple[dict[str, re.Pattern[str]], re.Pattern[str]]:
-    buckets: dict[str, list[str]] = {}
-    wild: list[str] = []
-    seen: set[str] = set()
+Entry = tuple[bool, tuple[str, ...]]
+
+
+def _build() -> tuple[dict[str, list[Entry]], list[Entry]]:
+    buckets: dict[str, list[Entry]] = {}
+    wild: list[Entry] = []
+    seen: set[Entry] = set()
     for _logger, _levels, _first, _last, template in TEMPLATES:
-        rx = _to_regex(template)
-        if rx is None or rx in seen:
+        entry = _chunks(template)
+        if entry is None or entry in seen:
             continue
-        seen.add(rx)
+        seen.add(entry)
         key = _key(template)
-        (buckets.setdefault(key, []) if key else wild).append(rx)
+        (buckets.setdefault(key, []) if key and entry[0] else wild).append(entry)
     for t in EXTRA:
-        rx = re.escape(t.strip()) + r"\s*$"
-        buckets.setdefault(t.split(" ", 1)[0], []).append(rx)
-    compiled = {k: re.compile("|".join(f"(?:{r})" for r in v)) for k, v in buckets.items()}
-    return compiled, re.compile("|".join(f"(?:{r})" for r in wild))
+        buckets.setdefault(t.split(" ", 1)[0], []).append((True, (t.strip(),)))
+    return buckets, wild
+
+
+def _matches(msg: str, entry: Entry) -> bool:
+    anchored, chunks = entry
+    if anchored:
+        if not msg.startswith(chunks[0]):
+            return False
+        pos = len(chunks[0])
+        rest = chunks[1:]
+    else:
+        pos, rest = 0, chunks
+    for c in rest:
+        i = msg.find(c, pos)
+        if i < 0:
+            return False
+        pos = i + len(c)
+    return True
 
 
 _BUCKETS, _WILD = _build()
@@ -107,8 +119,7 @@ _BUCKETS, _WILD = _build()
 
 def is_known(msg: str) -> bool:
     """True if `msg` (logIdent already stripped) is a known controller/state-change line."""
-    key = msg.split(" ", 1)[0]
-    rx = _BUCKETS.get(key)
-    if rx is not None and rx.match(msg):
-        return True
-    return _WILD.match(msg) is not None
+    for entry in _BUCKETS.get(msg.split(" ", 1)[0], ()):
+        if _matches(msg, entry):
+            return True
+    return any(_matches(msg, entry) for entry in _WILD)
