@@ -56,7 +56,9 @@ def resume_for_topic(ctx: Ctx, topic: Topic) -> None:
 
 
 def resume_deletions(ctx: Ctx, topic: Topic) -> None:
-    if not topic.queued:
+    if not topic.queued or topic.n_started:
+        # Some replica is ReplicaDeletionStarted: not all are deleted, no retry, and the
+        # topic is not eligible (a deletion is in progress). Nothing to do.
         return
     replicas = topic_replicas(topic)
     retry = False

@@ -186,7 +186,8 @@ def on_controller_failover(ctx: Ctx, topic: Topic) -> None:
             p.being_reassigned for p in parts)
     for part in parts:
         part.ctrl_epoch = part.zk_ctrl_epoch  # the cache is reloaded from ZK
-    # Replica machine startup (§4.4).
+    # Replica machine startup (§4.4): every state is rebuilt, none is Started.
+    topic.n_started = 0
     online: list[Replica] = []
     offline: list[Replica] = []
     for part in topic.sorted_parts():

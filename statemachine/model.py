@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from statemachine.rows import Ints
-from statemachine.states import PartitionState
+from statemachine.states import PartitionState, ReplicaState
 
 RECOVERED = "RECOVERED"
 RECOVERING = "RECOVERING"
@@ -113,7 +113,7 @@ class Part:
 class Topic:
     """One topic: its partitions and the TopicDeletionManager's bookkeeping for it."""
 
-    __slots__ = ("name", "parts", "queued", "started", "ineligible", "unclean")
+    __slots__ = ("name", "parts", "queued", "started", "ineligible", "unclean", "n_started")
 
     def __init__(self, name: str) -> None:
         self.name = name
@@ -122,6 +122,10 @@ class Topic:
         self.started = False  # topicsWithDeletionStarted
         self.ineligible = False  # topicsIneligibleForDeletion
         self.unclean: bool | None = None  # topic override; None = broker default
+        # Replicas in ReplicaDeletionStarted (derived, kept up to date by the replica
+        # machine): while any exists, resumeDeletions has nothing to do for the topic, and
+        # knowing it without a scan keeps a deletion linear in its StopReplica responses.
+        self.n_started = 0
 
     @property
     def exists(self) -> bool:
@@ -144,6 +148,9 @@ class Topic:
         topic.queued, topic.started, topic.ineligible, topic.unclean = (
             queued, started, ineligible, unclean)
         topic.parts = {pt[0]: Part.thaw(pt) for pt in parts}
+        topic.n_started = sum(
+            1 for p in topic.parts.values() for s in p.rstates.values()
+            if s == ReplicaState.ReplicaDeletionStarted)
         return topic
 
 

@@ -62,6 +62,10 @@ def _set(ctx: Ctx, topic: Topic, part: Part, b: int, target: ReplicaState,
          reason: str | None = None) -> None:
     current = part.rstates.get(b, R.NonExistentReplica)
     part.rstates[b] = target
+    if current == R.ReplicaDeletionStarted:
+        topic.n_started -= 1
+    if target == R.ReplicaDeletionStarted:
+        topic.n_started += 1
     ctx.change(topic.name, part, b, MACHINE, REPLICA_NAMES[current], NAMES[target], True,
                reason)
 

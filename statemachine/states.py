@@ -7,8 +7,9 @@ states, as at the bottom of `ReplicaStateMachine.scala` / `PartitionStateMachine
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from enum import IntEnum
-from typing import Final
+from typing import Final, TypeVar
 
 
 class ReplicaState(IntEnum):
@@ -59,26 +60,22 @@ PARTITION_VALID_PREVIOUS: Final[dict[PartitionState, frozenset[PartitionState]]]
 }
 
 
-def is_valid_transition(
-    table: dict[ReplicaState, frozenset[ReplicaState]]
-    | dict[PartitionState, frozenset[PartitionState]],
-    current: int,
-    target: int,
-) -> bool:
+S = TypeVar("S", ReplicaState, PartitionState)
+
+
+def is_valid_transition(table: Mapping[S, frozenset[S]], current: int, target: S) -> bool:
     """Kafka's `isValidTransition`: is `current` a valid previous state of `target`?"""
-    return current in table[target]  # type: ignore[index]
+    return current in table[target]
 
 
-def matrix_markdown(table: dict[ReplicaState, frozenset[ReplicaState]]
-                    | dict[PartitionState, frozenset[PartitionState]]) -> str:
+def matrix_markdown(table: Mapping[S, frozenset[S]]) -> str:
     """The valid-transition matrix as a Markdown table (rows = current, columns = target),
     so the README's copy is generated from the table above, never written by hand."""
-    states = sorted(table)  # type: ignore[type-var]
+    states = sorted(table)
     header = "| current \\ target | " + " | ".join(s.name for s in states) + " |"
     rule = "|---" * (len(states) + 1) + "|"
-    rows = [
-        f"| {cur.name} | "
-        + " | ".join("✓" if cur in table[tgt] else "·" for tgt in states)  # type: ignore[index]
+    rows: list[str] = [
+        f"| {cur.name} | " + " | ".join("✓" if cur in table[tgt] else "·" for tgt in states)
         + " |"
         for cur in states
     ]
