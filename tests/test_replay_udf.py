@@ -1,0 +1,125 @@
+"""The per-group function without Spark: a fake GroupState and pandas chunks shaped as the
+operator delivers them (nullable ints as float64, lists as numpy arrays)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from jobs.replay_codec import decode_columns
+from jobs.replay_udf import make_replay_fn
+from schemas import event_types as ET
+from schemas.state import COUNTS_TAG, REPLAY_INPUT_SCHEMA
+from statemachine.cluster import build_timeline
+from statemachine.context import ReplayConfig
+from statemachine.events import Event
+from statemachine.model import BucketState
+
+COLUMNS = [f.name for f in REPLAY_INPUT_SCHEMA.fields]
+
+
+class FakeState:
+    def __init__(self, value: bytes | None = None) -> None:
+        self.value = value
+
+    @property
+    def exists(self) -> bool:
+        return self.value is not None
+
+    @property
+    def get(self) -> tuple[bytes]:
+        assert self.value is not None
+        return (self.value,)
+
+    def update(self, value: tuple[bytes]) -> None:
+        self.value = value[0]
+
+
+def row(seq: int | None, event_type: str, reason: str | None = None, wake: bool = False,
+        **kw: Any) -> dict[str, Any]:
+    r: dict[str, Any] = {c: None for c in COLUMNS}
+    r.update(cluster="default", bucket=3, wake=wake, reason=reason, seq=seq,
+             ts_us=None if seq is None else seq * 1_000_000, event_type=event_type,
+             source=f"t:{seq}")
+    for k, v in kw.items():
+        r[k] = np.array(v, dtype=np.int32) if isinstance(v, list) else v
+    return r
+
+
+def frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
+    df = pd.DataFrame(rows, columns=COLUMNS)
+    for c in ("seq", "ts_us", "broker_id", "partition", "leader_epoch"):
+        df[c] = df[c].astype("float64")  # what Arrow gives for a nullable int column
+    return df
+
+
+def outputs(result: list[pd.DataFrame]) -> dict[str, Any]:
+    [df] = result
+    out: dict[str, Any] = {}
+    for r in df.to_dict("records"):
+        if r["table"] == COUNTS_TAG:
+            out[COUNTS_TAG] = r
+        else:
+            cols = decode_columns(r["payload"])
+            out[r["table"]] = list(zip(*cols, strict=True))
+            assert len(out[r["table"]]) == r["rows"]
+    return out
+
+
+TIMELINE = build_timeline([Event(1, 1_000_000, ET.CONTROLLER_FAILOVER, broker_id=1,
+                                 brokers=(1, 2))])
+
+
+def test_group_applies_dedupes_quarantines_and_skips_wake_rows() -> None:
+    fn = make_replay_fn({"default": TIMELINE}, ReplayConfig())
+    state = FakeState()
+    chunks = [
+        frame([row(None, "", wake=True),
+               row(2, ET.PARTITION_CREATED, topic="t", partition=0, replicas=[1, 2])]),
+        frame([row(2, ET.PARTITION_CREATED, topic="t", partition=0, replicas=[1, 2]),
+               row(3, "Nope", reason="unknown event_type Nope", topic="t")]),
+    ]
+    out = outputs(list(fn(("default", 3), iter(chunks), state)))
+    counts = out[COUNTS_TAG]
+    assert (counts["rows_read"], counts["rows_applied"], counts["rows_duplicate"],
+            counts["rows_quarantined"], counts["rows_late"]) == (3, 1, 1, 1, 0)
+    [ps] = out["partition_states"]
+    assert ps[:7] == ("t", 0, "OnlinePartition", 1, 0, (1, 2), (1, 2))
+    [q] = out["quarantine"]
+    assert (q[0], q[1], q[2], q[-1]) == (3, 3_000_000, "Nope", "unknown event_type Nope")
+    assert BucketState.from_bytes(state.value).watermark == 2  # type: ignore[arg-type]
+
+
+def test_late_rows_are_findings_and_state_resumes() -> None:
+    fn = make_replay_fn({"default": TIMELINE}, ReplayConfig())
+    state = FakeState()
+    list(fn(("default", 3), iter([frame([
+        row(5, ET.PARTITION_CREATED, topic="t", partition=0, replicas=[1, 2])])]), state))
+    out = outputs(list(fn(("default", 3), iter([frame([
+        row(4, ET.PREFERRED_LEADER_ELECTION, topic="t", partition=0)])]), state)))
+    counts = out[COUNTS_TAG]
+    assert (counts["rows_read"], counts["rows_applied"], counts["rows_late"]) == (1, 0, 1)
+    assert json.loads(counts["findings_by_kind"]) == {"late_event": 1}
+    [f] = out["findings"]
+    assert (f[0], f[2], f[3], f[5]) == (4, "t", 0, "late_event")
+    # The partition is still there: the state came back from GroupState.
+    assert [p[:3] for p in out["partition_states"]] == [("t", 0, "OnlinePartition")]
+
+
+def test_cluster_bucket_reports_timeline_findings_once() -> None:
+    timeline = build_timeline([
+        Event(1, 0, ET.CONTROLLER_FAILOVER, broker_id=1, brokers=(1,)),
+        Event(2, 0, ET.BROKER_FAILURE, broker_id=9),
+    ])
+    fn = make_replay_fn({"default": timeline}, ReplayConfig())
+    state = FakeState()
+    rows = [row(2, ET.BROKER_FAILURE, broker_id=9, bucket=-1),
+            row(2, ET.BROKER_FAILURE, broker_id=9, bucket=-1)]
+    first = outputs(list(fn(("default", -1), iter([frame(rows)]), state)))
+    assert [f[5] for f in first["findings"]] == ["unknown_broker_failure"]
+    assert (first[COUNTS_TAG]["rows_applied"], first[COUNTS_TAG]["rows_duplicate"]) == (1, 1)
+    again = outputs(list(fn(("default", -1), iter([frame([row(None, "", wake=True)])]), state)))
+    assert "findings" not in again
