@@ -37,10 +37,12 @@ if __package__ in (None, ""):  # `spark-submit jobs/ingest_logs.py`
 import pyarrow as pa
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
+from pyspark.sql.window import Window
 
 from jobs.logparse import blocks
-from jobs.logparse.assemble import EventRow, ObservedRow
+from jobs.logparse.assemble import NEW, NONEXISTENT, EventRow, ObservedRow
 from jobs.logparse.envelope import Clock
+from jobs.logparse.facts import EVENT_KINDS, OBSERVED_EVENT_KINDS
 from schemas.event_types import DEFAULT_CLUSTER
 from schemas.events import EVENT_SCHEMA
 
@@ -158,7 +160,6 @@ def _assemble_fn(assume_controller: int | None, assume_live: list[int]) -> Any:
 
     arrow_schema = to_arrow_schema(ASSEMBLED_SCHEMA)
     ev_index = {c: i for i, c in enumerate(EventRow._fields)}
-    ob_index = {c: i for i, c in enumerate(ObservedRow._fields)}
 
     def assemble(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         a = blocks.Assembler(assume_controller, assume_live)
@@ -166,18 +167,11 @@ def _assemble_fn(assume_controller: int | None, assume_live: list[int]) -> Any:
             for file, line, _fidx, ts, by, *fact in zip(*(c.to_pylist() for c in b.columns),
                                                         strict=True):
                 a.add(blocks.Located(file, line, None, by, blocks.Fact(*fact)), ts)
-            if len(a.observations) >= BATCH_ROWS:  # stream observations, keep memory flat
-                yield _to_batch([_obs_row(o) for o in a.observations], arrow_schema)
-                a.observations.clear()
-        rows = [_obs_row(o) for o in a.observations]
-        rows += [tuple(blocks.EVENT if c == "rtype" else e[ev_index[c]] if c in ev_index
-                       else None for c in ASSEMBLED_COLUMNS) for e in a.finish()]
+            a.observations.clear()  # observations are placed by Spark (see `run`)
+        rows = [tuple(blocks.EVENT if c == "rtype" else e[ev_index[c]] if c in ev_index
+                      else None for c in ASSEMBLED_COLUMNS) for e in a.finish()]
         for i in range(0, len(rows), BATCH_ROWS):
             yield _to_batch(rows[i:i + BATCH_ROWS], arrow_schema)
-
-    def _obs_row(o: ObservedRow) -> tuple[Any, ...]:
-        return tuple(blocks.OBSERVATION if c == "rtype" else o[ob_index[c]] if c in ob_index
-                     else None for c in ASSEMBLED_COLUMNS)
 
     return assemble
 
@@ -252,31 +246,59 @@ def run(spark: Any, args: argparse.Namespace, log: Any = print) -> dict[str, Any
     unparsed = located.filter(F.col("rtype") == blocks.UNPARSED).select(
         F.lit(cluster).alias("cluster"), "file", "line",
         F.timestamp_micros("ts").alias("ts"), "text", "reason").to(UNPARSED_SCHEMA)
-    facts = (
-        located.filter(F.col("rtype") == blocks.FACT)
-        .select(*blocks.SORTED_COLUMNS)
-        .repartition(1)
-        .sortWithinPartitions("ts_eff", "file", "line", "fidx")
+    facts = located.filter(F.col("rtype") == blocks.FACT).select(*blocks.SORTED_COLUMNS)
+    order = ["ts_eff", "file", "line", "fidx"]
+    # Events: only the event facts walk through the (sequential) assembler, in one partition
+    # sorted by the controller's order.
+    is_event = F.col("kind").isin(*EVENT_KINDS) | (
+        (F.col("kind") == "partition_transition") & (F.col("from_state") == NONEXISTENT)
+        & (F.col("to_state") == NEW) & F.col("valid"))
+    assembled = (
+        facts.filter(is_event).repartition(1).sortWithinPartitions(*order)
+        .mapInArrow(_assemble_fn(args.assume_controller, live), ASSEMBLED_SCHEMA).persist()
     )
-    assembled = facts.mapInArrow(_assemble_fn(args.assume_controller, live),
-                                 ASSEMBLED_SCHEMA).persist()
     # `.to(schema)`: the exact contract, nullability included (a literal is not nullable).
-    events = assembled.filter(F.col("rtype") == blocks.EVENT).select(
+    events = assembled.select(
         *[_col(f.name, f.dataType, cluster) for f in EVENT_SCHEMA.fields]).to(EVENT_SCHEMA)
-    observed = assembled.filter(F.col("rtype") == blocks.OBSERVATION).select(
-        *[_col(f.name, f.dataType, cluster) for f in OBSERVED_SCHEMA.fields]
-    ).to(OBSERVED_SCHEMA)
+    # Observations never enter Python again: their position in the merged order and the
+    # seq of the last event at or before them come from two windows over the same order
+    # (an event's marker sorts before the facts of its own record, as in the assembler).
+    markers = (
+        assembled.filter(~F.col("source").startswith("assumed:"))
+        .select(F.col("ts").alias("ts_eff"),
+                F.regexp_extract("source", r"^(.*):(\d+)$", 1).alias("file"),
+                F.regexp_extract("source", r"^(.*):(\d+)$", 2).cast("long").alias("line"),
+                F.lit(-1).alias("fidx"), F.col("seq").alias("mark"))
+        .dropDuplicates(["ts_eff", "file", "line"])
+    )
+    w = Window.orderBy(*order)
+    with_pos = (
+        facts.withColumn("pos", F.row_number().over(w) - 1)
+        .filter(~F.col("kind").isin(*EVENT_KINDS) | F.col("kind").isin(*OBSERVED_EVENT_KINDS))
+        .withColumn("mark", F.lit(None).cast("long"))
+    )
+    observed = (
+        with_pos.unionByName(markers, allowMissingColumns=True)
+        .withColumn("seq", F.coalesce(F.max("mark").over(
+            w.rowsBetween(Window.unboundedPreceding, Window.currentRow)), F.lit(0)))
+        .filter(F.col("pos").isNotNull())
+        .withColumn("source", F.concat_ws(":", "file", F.col("line").cast("string")))
+        .withColumn("ts", F.col("ts_eff"))
+        .select(*[_col(f.name, f.dataType, cluster) for f in OBSERVED_SCHEMA.fields])
+        .to(OBSERVED_SCHEMA)
+        .persist()
+    )
 
     out = args.out.rstrip("/")
     events.write.mode("overwrite").parquet(f"{out}/events")
     observed.write.mode("overwrite").parquet(f"{out}/observed_state_changes")
     unparsed.write.mode("overwrite").parquet(f"{out}/unparsed")
 
-    per_file = {
-        (r["rtype"], r["file"]): r["n"] for r in (
-            assembled.select("rtype", F.split("source", ":").getItem(0).alias("file"))
-            .groupBy("rtype", "file").agg(F.count(F.lit(1)).alias("n")).collect())
-    }
+    per_file: dict[tuple[str, str], int] = {}
+    for tag, df in ((blocks.EVENT, events), (blocks.OBSERVATION, observed)):
+        for r in (df.select(F.regexp_extract("source", r"^(.*):(\d+)$", 1).alias("file"))
+                  .groupBy("file").count().collect()):
+            per_file[(tag, r["file"])] = r["count"]
     rows = []
     total = dict.fromkeys(("lines_read", "lines_extracted", "lines_informational",
                            "lines_ignored", "lines_unparsed", "events", "observations"), 0)
@@ -287,12 +309,13 @@ def run(spark: Any, args: argparse.Namespace, log: Any = print) -> dict[str, Any
         for k in total:
             total[k] += s[k]
         rows.append((cluster, name, *_summary_values(s)))
-    total["events"] = sum(v for (t, _f), v in per_file.items() if t == blocks.EVENT)
+    total["events"] = events.count()  # with an assumed failover, which has no file
     rows.append((cluster, "*", *_summary_values(total)))
     spark.createDataFrame(rows, SUMMARY_SCHEMA).coalesce(1).write.mode("overwrite").parquet(
         f"{out}/ingest_summary")
     parsed.unpersist()
     assembled.unpersist()
+    observed.unpersist()
     t_end = time.time()
     result = {**total, "files": len(summary), "seconds": round(t_end - t0, 1),
               "parse_seconds": round(t_parse - t0, 1)}

@@ -113,8 +113,20 @@ class Clock:
     def __init__(self, tz: str = "UTC") -> None:
         self.zone = None if tz.upper() in ("UTC", "Z", "GMT") else ZoneInfo(tz)
         self._hour: dict[str, int] = {}
+        self._second: dict[str, int] = {}
 
     def micros(self, ts: str) -> int:
+        # Lines come in bursts within one second: cache the second, parse only the fraction.
+        if len(ts) == 23 and ts[19] in ",.":
+            base_us = self._second.get(ts[:19])
+            if base_us is None:
+                base_us = self._second[ts[:19]] = self._micros(ts[:19])
+                if len(self._second) > 4096:
+                    self._second.clear()
+            return base_us + int(ts[20:23]) * 1000
+        return self._micros(ts)
+
+    def _micros(self, ts: str) -> int:
         hour_key = ts[:13]
         base = self._hour.get(hour_key)
         if base is None:

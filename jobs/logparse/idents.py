@@ -63,9 +63,19 @@ class Ident(NamedTuple):
 NO_IDENT = Ident(None, None, None, None)
 
 
+_COMMON = re.compile(r"^\[(Controller|Broker) id=(\d+)(?: epoch=(\d+))?\] ")
+
+
 def strip(msg: str) -> tuple[Ident, str]:
     if not msg or msg[0] != "[":
         return NO_IDENT, msg
+    m = _COMMON.match(msg)  # the 1.0+ prefixes: most lines of a modern log
+    if m is not None:
+        rest, n = msg[m.end():], int(m.group(2))
+        if m.group(1) == "Broker":
+            return Ident(BROKER, None, None, n), rest
+        ep = m.group(3)
+        return Ident(CONTROLLER, n, int(ep) if ep else None, None), rest
     m = _IDENT.match(msg)
     if m is None:
         return NO_IDENT, msg
