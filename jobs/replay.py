@@ -32,9 +32,9 @@ from jobs.io_tables import path_exists, table_path, write_arrow, write_text
 from jobs.replay_codec import rows_to_record_batch
 from jobs.replay_sink import BatchSink, ClusterCounts
 from jobs.replay_summary import print_summary, summary_batches
-from jobs.replay_timeline import build_timelines, timeline_rows
+from jobs.replay_timeline import build_timelines, scan_log, timeline_rows
 from jobs.replay_validate import key_events, key_wake_rows
-from schemas.state import CLUSTER_BUCKET, STATE_SCHEMA, TAGGED_SCHEMA, WAKE_SCHEMA
+from schemas.state import STATE_SCHEMA, TAGGED_SCHEMA, WAKE_SCHEMA
 from schemas.tables import TIMELINE_TABLES
 from statemachine.context import ReplayConfig
 
@@ -97,21 +97,11 @@ def _session(args: argparse.Namespace, cfg: dict[str, Any], cfg_path: Path | Non
     return build_session("kafka-controller-replay", master=args.master, properties_file=props)
 
 
-def _write_wake_rows(spark: Any, wake_dir: str, clusters: list[str], buckets: int,
+def _write_wake_rows(spark: Any, wake_dir: str, keys: dict[str, list[int]],
                      run_id: str) -> None:
-    from pyspark.sql import functions as F
-
-    frames = [
-        spark.range(CLUSTER_BUCKET, buckets).select(
-            F.lit(c).alias("cluster"), F.col("id").cast("int").alias("bucket"),
-            F.lit(run_id).alias("run_id"),
-        )
-        for c in clusters
-    ]
-    wake = frames[0]
-    for f in frames[1:]:
-        wake = wake.unionByName(f)
-    wake.coalesce(1).write.mode("append").parquet(wake_dir)
+    """One row per (cluster, occupied bucket): every group with state replays this run."""
+    rows = [(c, b, run_id) for c, bs in keys.items() for b in bs]
+    spark.createDataFrame(rows, WAKE_SCHEMA).coalesce(1).write.mode("append").parquet(wake_dir)
 
 
 def main(argv: list[str] | None = None, spark: Any = None) -> int:
@@ -154,7 +144,9 @@ def main(argv: list[str] | None = None, spark: Any = None) -> int:
             return 0
 
         t = time.perf_counter()
-        timelines = build_timelines(read_events(spark, args.events))
+        scan = scan_log(read_events(spark, args.events), buckets)
+        wake_keys = scan.buckets
+        timelines = build_timelines(scan)
         clusters = list(timelines)
         timeline_written: dict[str, dict[str, int]] = {c: {} for c in clusters}
         for table in TIMELINE_TABLES:
@@ -171,7 +163,7 @@ def main(argv: list[str] | None = None, spark: Any = None) -> int:
         t = time.perf_counter()
         wake_dir = f"{checkpoint.rstrip('/')}/wake"
         if clusters:
-            _write_wake_rows(spark, wake_dir, clusters, buckets, run_id)
+            _write_wake_rows(spark, wake_dir, wake_keys, run_id)
         events = key_events(stream_events(spark, args.events, cfg["max_file_age"]), buckets)
         wake = key_wake_rows(spark.readStream.schema(WAKE_SCHEMA).parquet(wake_dir)) \
             if clusters else None
@@ -191,7 +183,8 @@ def main(argv: list[str] | None = None, spark: Any = None) -> int:
         )
         query.awaitTermination()
         elapsed = time.perf_counter() - t
-        seconds["replay"] = elapsed - sink.write_seconds
+        seconds["stream"] = elapsed - sink.fold_seconds - sink.write_seconds
+        seconds["replay"] = sink.fold_seconds
         seconds["write"] = sink.write_seconds
         log(f"replay: {sink.batches} micro-batch(es) in {elapsed:.1f}s")
 

@@ -5,30 +5,37 @@ tiny fraction of a log, and every partition needs them, so they are collected on
 per cluster by the core (`statemachine.cluster.build_timeline`) and shipped to the executors
 inside the replay function's closure. The core applies the steps itself; broker events are
 never copied to partitions.
+
+The same scan lists the occupied buckets of every cluster: the groups each run wakes.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from pyspark.sql import functions as F
 
-from jobs.replay_validate import valid_cluster_events
+from jobs.replay_validate import bucket_column, reason_column
 from schemas import event_types as ET
+from schemas.state import CLUSTER_BUCKET
 from statemachine.cluster import ClusterTimeline, broker_intervals, build_timeline, controller_rows
 from statemachine.events import Event
 
 EVENT_FIELDS = Event._fields
 
 
+@dataclass(frozen=True)
+class LogScan:
+    """What the driver needs from the whole log: the buckets to wake per cluster, and the
+    distinct valid cluster-scope events per cluster (ts as microseconds)."""
+
+    buckets: dict[str, list[int]]
+    cluster_events: dict[str, list[Event]]
+
+
 def _event(row: Any) -> Event:
-    values = []
-    for name in EVENT_FIELDS:
-        v = row[name]
-        if isinstance(v, list):
-            v = tuple(v)
-        values.append(v)
-    return Event(*values)
+    return Event(*[tuple(v) if isinstance(v, list) else v for v in row])
 
 
 def _sort_key(e: Event) -> tuple[Any, ...]:
@@ -36,36 +43,42 @@ def _sort_key(e: Event) -> tuple[Any, ...]:
     return tuple((v is None, v if v is not None else 0) for v in e)
 
 
-def cluster_events(events: Any) -> dict[str, list[Event]]:
-    """Distinct valid cluster-scope events per cluster, in a total order (ts as micros).
-
-    Exact duplicates are dropped here: a repeated ControllerFailover row would otherwise
-    bump the controller epoch twice. They are counted as duplicates by the replay."""
-    rows = valid_cluster_events(events).select("cluster", *EVENT_FIELDS).collect()
-    by_cluster: dict[str, set[Event]] = {}
-    for row in rows:
-        by_cluster.setdefault(row["cluster"], set()).add(_event(row))
-    return {c: sorted(evs, key=_sort_key) for c, evs in sorted(by_cluster.items())}
-
-
-def clusters_of(events: Any) -> list[str]:
-    """Every cluster named anywhere in the log (null is the default cluster)."""
+def scan_log(events: Any, buckets: int) -> LogScan:
+    """One pass over the log: (cluster, bucket) pairs, with the valid cluster-scope rows
+    collected in their bucket. Exact duplicates of cluster rows are dropped here (a repeated
+    ControllerFailover would bump the epoch twice); the replay counts them."""
+    normalised = events.withColumn(
+        "cluster", F.coalesce(F.col("cluster"), F.lit(ET.DEFAULT_CLUSTER))
+    )
+    fields = [F.unix_micros(F.col("ts")).alias("ts") if f == "ts" else F.col(f)
+              for f in EVENT_FIELDS]
+    is_cluster_event = F.col("event_type").isin(*sorted(ET.CLUSTER_EVENTS)) & \
+        reason_column().isNull()
     rows = (
-        events.select(F.coalesce(F.col("cluster"), F.lit(ET.DEFAULT_CLUSTER)).alias("c"))
-        .distinct()
+        normalised.select(
+            "cluster",
+            bucket_column(buckets).alias("bucket"),
+            F.when(is_cluster_event, F.struct(*fields)).alias("event"),
+        )
+        .groupBy("cluster", "bucket")
+        .agg(F.collect_set("event").alias("events"))
         .collect()
     )
-    return sorted(r["c"] for r in rows)
+    occupied: dict[str, set[int]] = {}
+    by_cluster: dict[str, set[Event]] = {}
+    for r in rows:
+        occupied.setdefault(r["cluster"], {CLUSTER_BUCKET}).add(int(r["bucket"]))
+        by_cluster.setdefault(r["cluster"], set()).update(_event(e) for e in r["events"])
+    return LogScan(
+        {c: sorted(b) for c, b in sorted(occupied.items())},
+        {c: sorted(evs, key=_sort_key) for c, evs in sorted(by_cluster.items())},
+    )
 
 
-def build_timelines(events: Any) -> dict[str, ClusterTimeline]:
-    """One timeline per cluster of the log; a cluster without cluster events gets an empty
-    one (no broker is live until a ControllerFailover or BrokerStartup says so)."""
-    per_cluster = cluster_events(events)
-    timelines = {c: build_timeline(evs) for c, evs in per_cluster.items()}
-    for c in clusters_of(events):
-        timelines.setdefault(c, build_timeline([]))
-    return dict(sorted(timelines.items()))
+def build_timelines(scan: LogScan) -> dict[str, ClusterTimeline]:
+    """One timeline per cluster of the log (a cluster without cluster events gets an empty
+    one: no broker is live until a ControllerFailover or BrokerStartup says so)."""
+    return {c: build_timeline(scan.cluster_events.get(c, [])) for c in scan.buckets}
 
 
 def timeline_rows(timeline: ClusterTimeline) -> dict[str, list[Any]]:

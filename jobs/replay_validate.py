@@ -112,13 +112,3 @@ def key_wake_rows(wake: Any) -> Any:
         else:
             cols.append(F.lit(None).cast(f.dataType).alias(f.name))
     return wake.select(*cols)
-
-
-def valid_cluster_events(events: Any) -> Any:
-    """The valid cluster-scope rows of a (batch) event DataFrame, for the timeline."""
-    return (
-        events.withColumn("cluster", F.coalesce(F.col("cluster"), F.lit(ET.DEFAULT_CLUSTER)))
-        .where(F.col("event_type").isin(*sorted(ET.CLUSTER_EVENTS)))
-        .where(reason_column().isNull())
-        .withColumn("ts", F.unix_micros(F.col("ts")))
-    )
