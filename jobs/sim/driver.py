@@ -89,6 +89,7 @@ class Simulator:
         self.topic_names: list[str] = []
         self.topic_counter = 0
         self.created = 0
+        self.deleted = 0
         self.good_rows = 0
         self.by_type: Counter[str] = Counter()
         self.story: Story | None = None
@@ -119,12 +120,17 @@ class Simulator:
         t.failover(first, t.brokers)
         while self.created < max(1, self.p.partitions // 4):
             self.create_topic()
-        target = self.p.events
+        target, idle = self.p.events, 0
         while self.good_rows < target:
             self.tick += 1
+            before = self.good_rows
             self.fire_due()
             self.step_story()
             self.filler()
+            idle = 0 if self.good_rows > before else idle + 1
+            if idle >= 50:
+                # Nothing left to flap (every topic deleted, or all RF 1): a new topic.
+                self.create_topic()
 
     def fire_due(self) -> None:
         heap = self.heap
@@ -319,9 +325,17 @@ class Simulator:
             t.reassign(p, target)
             self.schedule_catchup(p.pid, spread=max(2, self.p.flap_ticks[0]))
 
+    def deletable(self, name: str) -> bool:
+        """Keep the cluster populated: delete small topics, never the last few."""
+        alive = self.created - self.deleted
+        return len(self.topic_names) > 3 and len(self.truth.topics[name].pids) <= max(
+            8, alive // 10
+        )
+
     def delete_random_topic(self) -> None:
-        if len(self.topic_names) > 2:
-            self.delete_topic(self.rng.choice(self.topic_names))
+        name = self.rng.choice(self.topic_names) if self.topic_names else None
+        if name is not None and self.deletable(name):
+            self.delete_topic(name)
 
     def delete_topic(self, name: str) -> None:
         """TopicDeletionRequested, one StopReplicaResponse per live broker, and the
@@ -357,6 +371,7 @@ class Simulator:
 
     def complete_deletion(self, name: str) -> None:
         self.emit([ev(ET.TOPIC_DELETION_COMPLETED, topic=name)])
+        self.deleted += len(self.truth.topics[name].pids)
         self.truth.delete_topic(name)
         self.topic_names.remove(name)
         self.pending_deletes.pop(name, None)
@@ -510,7 +525,8 @@ class Simulator:
             names = [
                 n
                 for n in self.topic_names
-                if any(pid in self.truth.hosted[b] for pid in self.truth.topics[n].pids)
+                if self.deletable(n)
+                and any(pid in self.truth.hosted[b] for pid in self.truth.topics[n].pids)
             ]
             if names:
                 self.delete_topic(self.rng.choice(names))
