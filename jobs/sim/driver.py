@@ -284,14 +284,14 @@ class Simulator:
         t.create(topic.name, parts, None)
         self.created += n
 
-    def reassign_some(self) -> None:
+    def reassign_some(self) -> bool:
         """An admin moves one replica of a few partitions of a topic to another broker."""
         t, rng = self.truth, self.rng
         if not self.topic_names or t.shutting_down:
-            return
+            return False
         topic = t.topics[rng.choice(self.topic_names)]
         if topic.queued:
-            return
+            return False
         live = sorted(t.live)
         pids = topic.pids if len(topic.pids) <= 8 else rng.sample(topic.pids, 8)
         rows, moves = [], []
@@ -319,16 +319,17 @@ class Simulator:
             )
             moves.append((p, tuple(target)))
         if not rows:
-            return
+            return False
         self.emit(rows)
         for p, target in moves:
             t.reassign(p, target)
             self.schedule_catchup(p.pid, spread=max(2, self.p.flap_ticks[0]))
+        return True
 
     def deletable(self, name: str) -> bool:
         """Keep the cluster populated: delete small topics, never the last few."""
         alive = self.created - self.deleted
-        return len(self.topic_names) > 3 and len(self.truth.topics[name].pids) <= max(
+        return len(self.topic_names) > 2 and len(self.truth.topics[name].pids) <= max(
             8, alive // 10
         )
 
@@ -525,7 +526,7 @@ class Simulator:
             names = [
                 n
                 for n in self.topic_names
-                if self.deletable(n)
+                if (self.p.scripted or self.deletable(n))
                 and any(pid in self.truth.hosted[b] for pid in self.truth.topics[n].pids)
             ]
             if names:
@@ -535,6 +536,8 @@ class Simulator:
         self.broker_startup(b)
         yield self.p.catchup_ticks + 1
         self.rebalance([b])
+        if self.p.scripted:  # small presets still show a reassignment
+            any(self.reassign_some() for _ in range(20))
 
     def story_multi_crash(self) -> Story:
         yield from self.wait_clear()
