@@ -203,8 +203,9 @@ def render_markdown(runs: dict[str, dict[str, Any]], mach: dict[str, str]) -> st
         "large preset. Same simulated log for both engines: (1) the Spark replay job end to end",
         "(`python -m jobs.replay`, `local[*]`, JVM start included), (2) the pure core in one",
         "process (pyarrow read + sort + group + fold, `python -m jobs.bench_core`).",
-        "Events per second = input rows / seconds. Figures from one run on a shared VM: expect",
-        "±20% between runs. They are measurements, never test assertions.",
+        "Events per second = input rows / seconds. Figures from one run on a shared 2-core VM",
+        "(other jobs and test suites were often running: see the load average row); expect",
+        "±20% between runs on a quiet machine. They are measurements, never test assertions.",
         "",
         "## Machine",
         "",
@@ -244,6 +245,10 @@ def render_markdown(runs: dict[str, dict[str, Any]], mach: dict[str, str]) -> st
         row("Spark stages (s)", lambda r: stages(r["spark"]["spark_stages_s"])),
         row("core stages (s)", lambda r: stages(r["core"]["stages_s"])),
         row("simulate seconds", lambda r: n(r["simulate_seconds"])),
+        row(
+            "load average (1 min) start / end",
+            lambda r: f"{r['load_avg_1m']['start']} / {r['load_avg_1m']['end']}",
+        ),
         "",
         "`ratio` is Spark events/s over core events/s (fold only); the issue's bar is >= 0.5.",
         "Spark stages come from the job's `run_summary.stage_seconds` (`replay` includes the",
@@ -265,6 +270,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--markdown", default=str(REPO_ROOT / "BENCHMARKS.md"))
     args = ap.parse_args(argv)
 
+    load_before = os.getloadavg()
     t0 = time.perf_counter()
     events_dir, counts = cached_log(args.preset, args.seed)
     sim_s = counts.get("seconds") or round(time.perf_counter() - t0, 1)
@@ -306,6 +312,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         else None,
         "measured_at": datetime.now(UTC).strftime("%Y-%m-%d %H:%M"),
         "simulate_seconds": sim_s,
+        "load_avg_1m": {"start": round(load_before[0], 2), "end": round(os.getloadavg()[0], 2)},
         "core": core,
         "spark": spark,
     }
