@@ -58,7 +58,7 @@ class Ctx:
 
     __slots__ = (
         "config", "timeline", "topics", "out", "seq", "ts", "source",
-        "live", "sd", "live_or_sd", "epoch", "controller", "index",
+        "live", "sd", "live_or_sd", "epoch", "controller", "index", "batches",
     )
 
     def __init__(self, config: ReplayConfig, timeline: ClusterTimeline,
@@ -75,6 +75,7 @@ class Ctx:
         self.live_or_sd: frozenset[int] = frozenset()
         self.epoch = 0
         self.controller = -1
+        self.batches = 0  # ids of request batches; an int, so a Part never points at one
         # broker -> topics with a replica on it (assigned, adding or removing): which
         # topics a broker event wakes. Derived, so never saved.
         self.index: dict[int, set[str]] = {}
@@ -99,12 +100,17 @@ class Ctx:
     def touch(self, part: Part) -> None:
         """Mark `part` as changed by the current event; restart its counters on a new seq."""
         if part.cseq != self.seq:
-            part.cseq, part.nstep, part.nbatch, part.bmark = self.seq, 0, 0, None
+            part.cseq, part.nstep, part.nbatch, part.bmark = self.seq, 0, 0, 0
         part.last_seq = self.seq
 
-    def batch_number(self, part: Part, batch: object) -> int:
-        """Number of `batch` among the batches that sent requests for `part` in this seq."""
-        if part.bmark is not batch or part.cseq != self.seq:
+    def new_batch(self) -> int:
+        self.batches += 1
+        return self.batches
+
+    def batch_number(self, part: Part, batch: int) -> int:
+        """Number of batch `batch` among the batches that sent requests for `part` in this
+        seq."""
+        if part.bmark != batch or part.cseq != self.seq:
             self.touch(part)
             part.nbatch += 1
             part.bmark = batch

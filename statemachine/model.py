@@ -58,7 +58,7 @@ class Part:
         self.rstates: dict[int, int] = {}
         self.last_seq = -1
         self.cseq, self.nstep, self.nbatch = -1, 0, 0
-        self.bmark: object = None  # the batch that last numbered this partition
+        self.bmark = 0  # id of the batch that last numbered this partition
 
     @property
     def being_reassigned(self) -> bool:
@@ -106,7 +106,7 @@ class Part:
         ) = t
         p.pstate = pstate
         p.rstates = dict(rstates)
-        p.cseq, p.nstep, p.nbatch, p.bmark = -1, 0, 0, None
+        p.cseq, p.nstep, p.nbatch, p.bmark = -1, 0, 0, 0
         return p
 
 

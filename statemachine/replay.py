@@ -15,6 +15,7 @@ No clock, no randomness, no dependence on dict order: the same inputs give the s
 
 from __future__ import annotations
 
+import gc
 import zlib
 from collections.abc import Iterable
 from operator import attrgetter
@@ -69,7 +70,24 @@ def replay(
     Events at or below the saved watermark are late: not applied (a machine cannot rewind),
     returned in `outputs.late`. Exact duplicates must be removed by the caller.
     """
-    state = state or BucketState()
+    # The fold allocates millions of small tuples and no reference cycles, so the cyclic
+    # collector only rescans the live heap (measured: 40% of the time). Refcounting frees
+    # everything; the collector is paused for the fold and restored after.
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        return _replay(state or BucketState(), events, timeline, config)
+    finally:
+        if paused:
+            gc.enable()
+
+
+def _replay(
+    state: BucketState,
+    events: Iterable[Event],
+    timeline: ClusterTimeline,
+    config: ReplayConfig | None,
+) -> tuple[BucketState, Outputs]:
     ctx = Ctx(config or ReplayConfig(), timeline, state.thaw())
     out = ctx.out
     watermark = state.watermark

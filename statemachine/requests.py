@@ -51,17 +51,18 @@ def send_update_metadata(ctx: Ctx, topic: Topic, part: Part) -> None:
     else:
         leader, leader_epoch, zk_version = part.leader, part.leader_epoch, part.zk_version
     ctx.out.update_metadata.append(_new(UpdateMetadataRow, (
-        ctx.seq, ctx.ts, ctx.batch_number(part, object()), ctx.epoch, topic.name,
+        ctx.seq, ctx.ts, ctx.batch_number(part, ctx.new_batch()), ctx.epoch, topic.name,
         part.partition, part.ctrl_epoch, leader, leader_epoch, part.isr, zk_version,
         part.replicas, offline_replicas(ctx, part), None)))
 
 
 class Batch:
-    __slots__ = ("ctx", "topic", "lai", "um", "um_all", "um_to", "sr")
+    __slots__ = ("ctx", "topic", "id", "lai", "um", "um_all", "um_to", "sr")
 
     def __init__(self, ctx: Ctx, topic: Topic) -> None:
         self.ctx = ctx
         self.topic = topic
+        self.id = ctx.new_batch()
         # (broker, partition) -> (LAI fields..., is_new); insertion order is send order.
         self.lai: dict[tuple[int, int], tuple[Any, ...]] = {}
         self.um: dict[int, tuple[Any, ...]] = {}  # partition -> UM partition state
@@ -124,13 +125,14 @@ class Batch:
         name, seq, ts, epoch = self.topic.name, ctx.seq, ctx.ts, ctx.epoch
         registered = ctx.live_or_sd
         number = ctx.batch_number
+        batch_id = self.id
         out = ctx.out
         if lai:
             rows = out.leader_and_isr
             for (b, p), s in lai.items():
                 if b in registered:
                     rows.append(_new(LeaderAndIsrRow, (
-                        seq, ts, number(parts[p], self), epoch, b, name, p, s[0], s[1], s[2],
+                        seq, ts, number(parts[p], batch_id), epoch, b, name, p, s[0], s[1], s[2],
                         s[3], s[4], s[5], s[6], s[7], s[9], s[8])))
         if um:
             to: Ints | None = None
@@ -140,12 +142,12 @@ class Batch:
                 rows_um = out.update_metadata
                 for p, u in um.items():
                     rows_um.append(_new(UpdateMetadataRow, (
-                        seq, ts, number(parts[p], self), epoch, name, p, u[0], u[1], u[2],
+                        seq, ts, number(parts[p], batch_id), epoch, name, p, u[0], u[1], u[2],
                         u[3], u[4], u[5], u[6], to)))
         if sr:
             rows_sr = out.stop_replica
             for (b, p), (delete, leader_epoch) in sr.items():
                 if b in registered:
                     rows_sr.append(_new(StopReplicaRow, (
-                        seq, ts, number(parts[p], self), epoch, b, name, p, delete,
+                        seq, ts, number(parts[p], batch_id), epoch, b, name, p, delete,
                         leader_epoch)))
