@@ -197,7 +197,7 @@ def main(argv: list[str] | None = None, spark: Any = None) -> int:
         summary = summary_batches(sink, run_id, buckets, started_at, datetime.now(UTC), seconds)
         write_arrow(spark, summary, args.out, "run_summary", run_id)
         write_text(spark, marker, f'{{"run_id": "{run_id}", "batches": {sink.batches}}}\n')
-        print_summary(spark, args.out, run_id, sink)
+        print_summary(args.out, run_id, sink)
         return 0
     finally:
         if temp_checkpoint:

@@ -18,7 +18,7 @@ from pyspark.sql import functions as F
 
 from jobs.io_tables import write_table
 from jobs.replay_codec import decoder
-from schemas.state import COUNTS_TAG
+from schemas.state import COUNTS_TAG, OFFLINE_LISTED
 from schemas.tables import REPLAY_TABLES, TABLES
 
 COUNT_FIELDS = ("rows_read", "rows_applied", "rows_duplicate", "rows_quarantined", "rows_late")
@@ -33,6 +33,21 @@ class ClusterCounts:
     rows_late: int = 0
     findings_by_kind: Counter[str] = field(default_factory=Counter)
     rows_written: Counter[str] = field(default_factory=Counter)
+    # bucket -> (partitions by state, first offline partitions), from the bucket's latest
+    # batch: every batch a bucket is in reports the full state of its partitions.
+    buckets: dict[int, tuple[dict[str, int], list[tuple[str, int]]]] = field(
+        default_factory=dict)
+
+    @property
+    def partitions_by_state(self) -> Counter[str]:
+        total: Counter[str] = Counter()
+        for states, _ in self.buckets.values():
+            total.update(states)
+        return total
+
+    def offline_partitions(self, limit: int = OFFLINE_LISTED) -> list[tuple[str, int]]:
+        listed = sorted(tuple(p) for _, off in self.buckets.values() for p in off)
+        return listed[:limit]  # type: ignore[return-value]
 
 
 @dataclass
@@ -66,6 +81,9 @@ class BatchSink:
                 F.sum("rows").alias("rows"),
                 *[F.sum(c).alias(c) for c in COUNT_FIELDS],
                 F.collect_list("findings_by_kind").alias("kinds"),
+                F.collect_list(
+                    F.struct("bucket", "partitions_by_state", "offline_partitions")
+                ).alias("buckets"),
             )
             .collect()
         )
@@ -77,6 +95,11 @@ class BatchSink:
                     setattr(c, name, getattr(c, name) + int(r[name] or 0))
                 for kinds in r["kinds"]:
                     c.findings_by_kind.update(json.loads(kinds))
+                for b in r["buckets"]:
+                    c.buckets[int(b["bucket"])] = (
+                        json.loads(b["partitions_by_state"]),
+                        [tuple(p) for p in json.loads(b["offline_partitions"])],
+                    )
             else:
                 c.rows_written[r["table"]] += int(r["rows"])
                 table_rows[r["table"]] += int(r["rows"])

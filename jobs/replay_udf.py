@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from jobs.replay_codec import encode
-from schemas.state import CLUSTER_BUCKET, COUNTS_TAG, TAGGED_SCHEMA
+from schemas.state import CLUSTER_BUCKET, COUNTS_TAG, OFFLINE_LISTED, TAGGED_SCHEMA
 from statemachine.cluster import ClusterTimeline, build_timeline
 from statemachine.context import Outputs, ReplayConfig
 from statemachine.events import Event
@@ -139,16 +139,21 @@ def make_replay_fn(
             rows = findings if table == "findings" else getattr(out, attr)
             if rows:
                 tagged.append((cluster, bucket, table, len(rows), encode(rows),
-                               0, 0, 0, 0, 0, None))
+                               0, 0, 0, 0, 0, None, None, None))
         if quarantined:
             tagged.append((cluster, bucket, "quarantine", len(quarantined),
-                           encode(quarantined), 0, 0, 0, 0, 0, None))
+                           encode(quarantined), 0, 0, 0, 0, 0, None, None, None))
         kinds = Counter(f.kind for f in findings)
+        states = Counter(p.state for p in out.partition_states)
+        offline = sorted((p.topic, p.partition) for p in out.partition_states
+                         if p.state == "OfflinePartition")[:OFFLINE_LISTED]
         read = len(events) + len(quarantined)
         tagged.append((
             cluster, bucket, COUNTS_TAG, 0, None,
             read, out.applied, duplicates, len(quarantined), len(out.late),
             json.dumps(dict(sorted(kinds.items()))),
+            json.dumps(dict(sorted(states.items()))),
+            json.dumps(offline),
         ))
         yield pd.DataFrame.from_records(tagged, columns=TAGGED_COLUMNS)
 

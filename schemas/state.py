@@ -21,6 +21,7 @@ from schemas.events import EVENT_SCHEMA
 CLUSTER_BUCKET = -1  # bucket of the cluster-scope rows and of rows without a topic
 WAKE_EVENT_TYPE = "__wake__"  # never a valid event type; wake rows carry only the key
 COUNTS_TAG = "_counts"
+OFFLINE_LISTED = 10
 
 STATE_SCHEMA = T.StructType([T.StructField("bucket_state", T.BinaryType(), False)])
 
@@ -54,6 +55,10 @@ TAGGED_SCHEMA = T.StructType(
         T.StructField("rows_quarantined", T.LongType(), True),
         T.StructField("rows_late", T.LongType(), True),
         T.StructField("findings_by_kind", T.StringType(), True),  # JSON {kind: count}
+        # JSON {state: count} of the group's partitions after the batch, and the first
+        # OFFLINE_LISTED offline partitions ("topic-partition"), for the human summary.
+        T.StructField("partitions_by_state", T.StringType(), True),
+        T.StructField("offline_partitions", T.StringType(), True),
     ]
 )
 

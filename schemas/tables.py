@@ -161,6 +161,7 @@ RUN_SUMMARY = _table(
     _f("rows_quarantined", T.LongType()),
     _f("rows_late", T.LongType()),
     _f("findings_by_kind", T.MapType(T.StringType(), T.LongType(), True)),
+    _f("partitions_by_state", T.MapType(T.StringType(), T.LongType(), True)),
     _f("rows_written", T.MapType(T.StringType(), T.LongType(), True)),
     _f("stage_seconds", T.MapType(T.StringType(), T.DoubleType(), True)),
 )

@@ -225,6 +225,7 @@ def test_run_summary_reconciles(spark: Any, full: Path) -> None:
                  "broker_timeline"):
         assert written[name] == table(spark, out, name, "full").count(), name
     assert dict(s["findings_by_kind"]) == {"election_failed": 1, "topic_deleted": 1}
+    assert dict(s["partitions_by_state"]) == {"OnlinePartition": 4, "NonExistentPartition": 2}
     assert {"check", "timeline", "replay", "write", "total"} <= set(dict(s["stage_seconds"]))
 
 
