@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from jobs import ingest_logs
+from jobs.io_events import check_event_files
 from jobs.logparse import pipeline
 from schemas.events import EVENT_SCHEMA
 
@@ -25,6 +26,8 @@ def test_ingest_job_matches_pure_pipeline(spark: Any, tmp_path: Path) -> None:
 
     events = spark.read.parquet(str(out / "events"))
     assert events.schema == EVENT_SCHEMA
+    # The replay job's own fail-fast check of event files (e.g. microsecond timestamps).
+    assert check_event_files(str(out / "events"), log=lambda _m: None) > 0
     got_events = sorted(
         (r.seq, r.event_type, r.broker_id, r.topic, r.partition,
          tuple(r.replicas) if r.replicas is not None else None,
