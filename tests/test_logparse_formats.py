@@ -215,6 +215,7 @@ MSG = "[Controller id=1 epoch=2] Changed partition t-0 state from NewPartition t
     f"2023-10-01 14:41:35,289 [controller-event-thread] TRACE state.change.logger - {MSG}",
     f"2023/10/01 14:41:35.289 [state.change.logger] {MSG}",
     f"TRACE {MSG} (state.change.logger)",
+    f"2023-10-01 14:41:35,289 TRACE {MSG} (state.change.logger) [controller-event-thread]",
 ])
 def test_envelopes(line: str) -> None:
     env = envelope.split(line)
@@ -291,3 +292,24 @@ def test_unknown_controller_line_is_unparsed_not_dropped(tmp_path: Path) -> None
     (u,) = r.unparsed
     assert (u.file, u.line) == ("controller.log", 1)
     assert "Something Kafka never logged" in u.text
+
+
+def test_controller_line_in_unknown_layout_is_reported(tmp_path: Path) -> None:
+    p = tmp_path / "controller.log"
+    p.write_text(
+        "[2021-01-01 00:00:00,000] ERROR [Controller id=1] Error processing event X "
+        "(kafka.controller.KafkaController)\n"
+        "java.lang.IllegalStateException: boom\n"
+        "<14>Jan  1 00:00:01 host kafka: INFO [Controller id=1] Shutting down broker 2 "
+        "(kafka.controller.KafkaController)\n"
+        "\tat kafka.controller.KafkaController.process(KafkaController.scala:1)\n")
+    r = pipeline.ingest([str(p)])
+    (s,) = r.summary
+    assert (s.lines_read, s.lines_informational, s.lines_unparsed) == (4, 3, 1)
+    (u,) = r.unparsed
+    assert (u.line, u.reason) == (3, "controller line in an unknown layout")
+
+
+def test_isr_without_brackets() -> None:
+    assert values.leadership("PartitionState(controllerEpoch=1, leader=2, leaderEpoch=3, "
+                             "isr=2,1, zkVersion=4, replicas=2,1)")[:4] == (2, 3, (2, 1), 4)

@@ -30,6 +30,9 @@ _LOG4J2 = re.compile(
 _BRACKET_LOGGER = re.compile(
     rf"^(?P<ts>{_TS})\s+(?:(?P<level>{LEVELS})\s+)?\[(?P<logger>[A-Za-z0-9_.$]+)\]\s(?P<msg>.*)$"
 )
+# Default layout without the brackets, as Strimzi and other Kubernetes images write it:
+# `2023-10-01 14:41:35,289 INFO msg (logger) [thread]`.
+_BARE_TS = re.compile(rf"^(?P<ts>{_TS}) (?P<level>{LEVELS})\s+(?P<rest>.*?)(?: \[[^\[\]]*\])?\s*$")
 # Quotes without a timestamp: `INFO [Controller 1]: Broker failure callback for 4 (kafka...)`.
 _NO_TS = re.compile(rf"^(?P<level>{LEVELS}) (?P<rest>.*)$")
 _LOGGER = re.compile(r"[A-Za-z0-9_.$]+")
@@ -88,6 +91,10 @@ def split(line: str) -> Envelope | None:
         if m is not None:
             return Envelope(m.group("ts"), m.group("level"), m.group("logger"),
                             m.group("msg").rstrip(), False)
+        m = _BARE_TS.match(line)
+        if m is not None:
+            msg, logger, cut = _split_rest(m.group("rest"))
+            return Envelope(m.group("ts"), m.group("level"), logger, msg, cut)
         return None
     if c in "TDIWEF":
         m = _NO_TS.match(line)

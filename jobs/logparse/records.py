@@ -70,7 +70,32 @@ def classify(env: envelope.Envelope, conts: list[str]) -> tuple[str, str, list[F
     return UNPARSED, observed_by, [], "no known template matches this controller line"
 
 
-def _finish(start: int, header: str, env: envelope.Envelope, conts: list[str]) -> Record:
+# A line whose layout no envelope knows but which carries a controller logger or logIdent:
+# it is reported, never swallowed as the continuation of the record before it.
+_CONTROLLER_MARK = re.compile(
+    r"\((?:state\.change\.logger|kafka\.controller\.[A-Za-z0-9_.$]+)\)|"
+    r"\[(?:Controller id=\d+|Broker id=\d+)[\] ]"
+)
+
+
+def _finish(start: int, header: str, env: envelope.Envelope, conts: list[str]
+            ) -> Iterator[Record]:
+    strays = [k for k, c in enumerate(conts) if _CONTROLLER_MARK.search(c)]
+    if strays:
+        first = strays[0]
+        joined = header + envelope.continuation_text(conts[first]) if first == 0 else None
+        e2 = envelope.split(joined) if joined is not None else None
+        if e2 is not None and e2.logger is not None:  # a hard wrap: handled below
+            strays = strays[1:]
+        for k in strays:
+            yield Record(start + k + 1, 1, UNPARSED, None, idents.CONTROLLER, [], conts[k],
+                         "controller line in an unknown layout")
+        keep = set(range(len(conts))) - set(strays)
+        conts = [c for k, c in enumerate(conts) if k in keep]
+    yield _record(start, header, env, conts)
+
+
+def _record(start: int, header: str, env: envelope.Envelope, conts: list[str]) -> Record:
     n = 1 + len(conts)
     joined = 0
     if env.logger is None and conts and (env.truncated_logger or env.ts is not None):
@@ -117,7 +142,7 @@ def records(lines: Iterable[str], first_line: int = 1) -> Iterator[Record]:
                 conts.append(line)
             continue
         if env is not None:
-            yield _finish(start, header, env, conts)
+            yield from _finish(start, header, env, conts)
         start, header, env, conts = n, line, e, []
     if env is not None:
-        yield _finish(start, header, env, conts)
+        yield from _finish(start, header, env, conts)

@@ -121,6 +121,7 @@ _F_ISR = re.compile(
     r"|\bISR:([-\d,]*?)(?:,[A-Za-z]|\))"
     r"|isrWithBrokerEpoch=List\(((?:BrokerState\([^)]*\)(?:, )?)*)\))"
 )
+_F_ISR_BARE = re.compile(r"\bisr=(-?\d+(?:,\s?-?\d+)*)")  # `isr=1,2` (no brackets)
 _F_REPLICAS = re.compile(
     r"(?:\breplicas=(?:List|Vector)?[\[(]([-\d, ]*)[\])]|AllReplicas:([-\d,]*))"
 )
@@ -143,6 +144,10 @@ def leadership(text: str) -> Leadership:
             isr = tuple(int(x) for x in _BROKER_ID.findall(m.group(4)))
         else:
             isr = ints(next(g for g in m.groups()[:3] if g is not None))
+    else:
+        m = _F_ISR_BARE.search(text)
+        if m:
+            isr = ints(m.group(1))
     replicas: Ints | None = None
     m = _F_REPLICAS.search(text)
     if m:
