@@ -178,7 +178,7 @@ def machine() -> dict[str, str]:
 
 
 def render_markdown(runs: dict[str, dict[str, Any]], mach: dict[str, str]) -> str:
-    order = [p for p in ("tiny", "sample", "bench", "large") if p in runs]
+    order: list[str] = [p for p in ("tiny", "sample", "bench", "large") if p in runs]
     order += [p for p in sorted(runs) if p not in order]
 
     def row(label: str, fn: Any) -> str:

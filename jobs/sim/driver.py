@@ -307,22 +307,23 @@ class Simulator:
             spare = [b for b in live if b not in p.replicas]
             if not spare:
                 continue
-            target = list(p.replicas)
-            target[rng.randrange(len(target))] = rng.choice(spare)
+            moved = list(p.replicas)
+            moved[rng.randrange(len(moved))] = rng.choice(spare)
+            target = tuple(moved)
             rows.append(
                 ev(
                     ET.REASSIGNMENT_REQUESTED,
                     topic=p.topic,
                     partition=p.partition,
-                    replicas=tuple(target),
+                    replicas=target,
                 )
             )
-            moves.append((p, tuple(target)))
+            moves.append((p, target))
         if not rows:
             return False
         self.emit(rows)
-        for p, target in moves:
-            t.reassign(p, target)
+        for p, tgt in moves:
+            t.reassign(p, tgt)
             self.schedule_catchup(p.pid, spread=max(2, self.p.flap_ticks[0]))
         return True
 
