@@ -130,3 +130,16 @@ def test_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = json.loads(capsys.readouterr().out)
     assert out["events"] == len(rows_of(tmp_path))
     assert out["preset"] == "tiny" and out["seed"] == 3
+
+
+def test_rack_unaware_assignment_matches_kafka() -> None:
+    """AdminUtilsTest.testReplicaAssignment: 5 brokers, 10 partitions, RF 3, start index 0."""
+    import random
+
+    from jobs.sim.assign import assign_replicas
+
+    got = assign_replicas([0, 1, 2, 3, 4], 10, 3, random.Random(0), start_index=0)
+    assert got == [
+        (0, 1, 2), (1, 2, 3), (2, 3, 4), (3, 4, 0), (4, 0, 1),
+        (0, 2, 3), (1, 3, 4), (2, 4, 0), (3, 0, 1), (4, 1, 2),
+    ]  # fmt: skip
