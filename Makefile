@@ -22,6 +22,11 @@ install: $(STAMP) ## create .venv/ with everything the jobs and tests need
 run: install ## replay a generated sample log locally and print a summary
 	$(PY) -m jobs.run_sample --out $(OUT)
 
+ingest-sample: install ## ingest sample Kafka logs, replay them, compare with what Kafka logged
+	$(PY) -m jobs.ingest_logs --logs tests/fixtures/ingest/versions/ak2.2 --out $(OUT)/ingest
+	$(PY) -m jobs.replay --events $(OUT)/ingest/events --out $(OUT)/ingest-replay
+	$(PY) -m jobs.compare --observed $(OUT)/ingest --replayed $(OUT)/ingest-replay --out $(OUT)/ingest-compare
+
 test: install ## run every test (pure core, Spark, end to end)
 	$(PY) -m pytest -q
 
@@ -51,4 +56,4 @@ cluster-test: install ## spark-submit the replay to a standalone master + 2 work
 clean: ## remove build and run outputs (keeps .venv)
 	rm -rf dist build $(OUT) .pytest_cache .mypy_cache .ruff_cache
 
-.PHONY: help install run test test-core lint typecheck bench-core bench package cluster-test clean
+.PHONY: help install run test test-core lint typecheck bench-core bench package cluster-test clean ingest-sample

@@ -157,6 +157,26 @@ def test_chinese_blog_without_the_assumption_diverges_and_says_why() -> None:
     assert (b[4], b[5], b[6], b[7]) == ((1, 2, 3), (3,), False, (1, 2))
 
 
+def test_full_2_2_lifecycle_from_its_own_failover() -> None:
+    """The 2.2 fixture starts with the controller's election, so no assumption is needed.
+    Topic `payments` existed before the log (the failover lists it): the replay does not
+    know it (findings), and its logged snapshot is `not_replayed`. Everything else that
+    Kafka logged agrees, including the reassignment's epoch bump (epoch 2: the bounce of
+    broker 1 elected 2 with ISR [2] in one write, so removing 1 from the ISR wrote nothing)."""
+    res = ingest_replay(FIX / "versions" / "ak2.2")
+    assert res["findings"] == ["election_rejected", "unknown_topic",
+                               "stop_replica_response_ignored", "stop_replica_response_ignored"]
+    statuses = _status(res)
+    assert {k: v for k, v in statuses.items() if k[0] == "payments"} == {
+        ("payments", 0, None): "not_replayed", ("payments", 0, 1): "not_replayed",
+        ("payments", 0, 2): "not_replayed"}
+    assert statuses[("audit", 0, None)] == "agree"
+    assert statuses[("audit", 1, None)] == "agree"
+    assert "differ" not in statuses.values()
+    assert [(b[1], b[4], b[6]) for b in res["brokers"]] == [
+        (1, (1, 2, 3), True), (4, (1, 2), True), (5, (1, 2, 3), True)]
+
+
 def test_divergence_is_reported_with_its_first_seq() -> None:
     """The 3.7 fixture's reassignment never completes in the replay: the excerpt has no ISR
     change that brings the adding replica 4 into the ISR, so KIP-455 phase B (leader moves

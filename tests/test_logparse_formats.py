@@ -122,7 +122,7 @@ def test_ak2_2_controller_full_lifecycle() -> None:
         (1, "replica_snapshot", "payments", 0, 1, "OnlineReplica", None, None),
         (1, "replica_snapshot", "payments", 0, 2, "OnlineReplica", None, None),
         (1, "partition_snapshot", "payments", 0, None, "OnlinePartition", None, None),
-        (6, "leader_epoch_updated", "audit", 0, None, None, None, 3),
+        (6, "leader_epoch_updated", "audit", 0, None, None, None, 2),
         (7, "leader_elected", "audit", 1, None, None, 2, None),
     ]
 
