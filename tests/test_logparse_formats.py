@@ -313,3 +313,14 @@ def test_controller_line_in_unknown_layout_is_reported(tmp_path: Path) -> None:
 def test_isr_without_brackets() -> None:
     assert values.leadership("PartitionState(controllerEpoch=1, leader=2, leaderEpoch=3, "
                              "isr=2,1, zkVersion=4, replicas=2,1)")[:4] == (2, 3, (2, 1), 4)
+
+
+def test_assumed_controller_for_a_log_that_starts_mid_life() -> None:
+    r = pipeline.ingest(
+        [str(FIX / "real-logs" / "confluentinc-cp-all-in-one-issue49__ak2.6__topic-create.log")],
+        assume_controller=1, assume_live=[2, 3])
+    first, second = r.events[:2]
+    assert (first.seq, first.event_type, first.broker_id, first.brokers, first.source) == (
+        0, "ControllerFailover", 1, (1, 2, 3), "assumed:--assume-live")
+    assert first.ts == second.ts  # it happens when the log begins
+    assert second.seq == 1

@@ -109,6 +109,7 @@ class Assembler:
             self.seq = 0
             self.events.append(list(EventRow(0, 0, ET.CONTROLLER_FAILOVER, assume_controller,
                                              brokers=live, source="assumed:--assume-live")))
+        self._assumed_ts_pending = assume_controller is not None
 
     # -- helpers --------------------------------------------------------------------------
     def _new_seq(self, loc: Located) -> int:
@@ -120,6 +121,9 @@ class Assembler:
         return self._record_seq
 
     def _emit(self, loc: Located, ts: int, event_type: str, **kw: Any) -> None:
+        if self._assumed_ts_pending:  # the assumed failover happens when the log begins
+            self.events[0][1] = ts
+            self._assumed_ts_pending = False
         seq = self._new_seq(loc)
         row = EventRow(seq, ts, event_type, source=f"{loc.file}:{loc.line}", **kw)
         self.events.append(list(row))
