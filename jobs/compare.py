@@ -136,7 +136,7 @@ def compare_partition(
     obs = sorted((dict(o) for o in observed), key=lambda o: (_v(o["seq"]), _v(o["pos"])))
     rep = sorted((dict(c) for c in changes), key=lambda c: (_v(c["seq"]), _v(c["step"])))
     # (seq, batch, *FIELDS)
-    leads = sorted(((_v(x["seq"]), _v(x.get("batch")) or 0, _v(x["leader"]), _v(x["isr"]),
+    leads: list[tuple[Any, ...]] = sorted(((_v(x["seq"]), _v(x.get("batch")) or 0, _v(x["leader"]), _v(x["isr"]),
                      _v(x["leader_epoch"])) for x in leadership),
                    key=lambda lead: (lead[0], lead[1]))
     entities: dict[int | None, _Entity] = {}
@@ -221,7 +221,7 @@ def compare_partition(
             if got is not None:
                 e.verdict("state", got == o["to_state"], seq, pos, o["to_state"], got, src)
         if kind in LEADERSHIP_KINDS:
-            vals = {f: _v(o[f]) for f in FIELDS}
+            vals: dict[str, Any] = {f: _v(o[f]) for f in FIELDS}
             if all(v is None for v in vals.values()):
                 continue
             e = ent(None)
@@ -237,12 +237,13 @@ def compare_partition(
                 want = vals[f]
                 if want is None:
                     continue
-                got = [lead[2 + i] for lead in at]
+                values = [lead[2 + i] for lead in at]
                 if f == "isr":
-                    ok = any(g is not None and set(g) == set(want) for g in got)
+                    ok = any(g is not None and set(g) == set(want) for g in values)
                 else:
-                    ok = want in got
-                e.verdict(f, ok, seq, pos, _fmt(want), _fmt(got[-1]) if got else None, src)
+                    ok = want in values
+                e.verdict(f, ok, seq, pos, _fmt(want), _fmt(values[-1]) if values else None,
+                          src)
 
     for (machine, b), rs in rep_by.items():
         for r in rs:
@@ -385,7 +386,7 @@ def _newest_run(spark: Any, base: str) -> str | None:
     if "run_id" not in df.columns:
         return None
     row = df.agg(F.max("run_id").alias("r")).collect()[0]
-    return row["r"]
+    return None if row["r"] is None else str(row["r"])
 
 
 def _compare_brokers_table(spark: Any, obs_dir: str, replayed: str, run_id: str | None

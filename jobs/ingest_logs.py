@@ -122,7 +122,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 # -- executor side -------------------------------------------------------------------------
 
 def _to_batch(rows: list[tuple[Any, ...]], schema: pa.Schema) -> pa.RecordBatch:
-    cols = list(zip(*rows, strict=True)) if rows else [[] for _ in schema]
+    cols: list[Any] = list(zip(*rows, strict=True)) if rows else [[] for _ in schema]
     return pa.RecordBatch.from_arrays(
         [pa.array(c, type=f.type) for c, f in zip(cols, schema, strict=True)], schema=schema)
 

@@ -176,8 +176,9 @@ class Assembler:
                 bc["down"].add(f.broker_id)
             return
         if k in ("startup_callback", "failure_callback"):
-            bc = self._bc.get(cid)
-            pool = None if bc is None else bc["up" if k == "startup_callback" else "down"]
+            open_bc = self._bc.get(cid)
+            pool = None if open_bc is None else open_bc[
+                "up" if k == "startup_callback" else "down"]
             if pool is not None and f.broker_id in pool:
                 pool.discard(f.broker_id)  # logged as part of the BrokerChange before it
                 return
@@ -226,7 +227,7 @@ class Assembler:
 
     def _failover_fact(self, loc: Located, f: Fact, ts: int) -> None:
         cid = f.controller_id
-        open_ = self._failover.get(cid)
+        open_: dict[str, Any] | None = self._failover.get(cid)
         if open_ is None:
             if cid is None:
                 return  # a failover line with no controller id cannot be placed

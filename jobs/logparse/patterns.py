@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from typing import Any
 
 from jobs.logparse import values as V
 from jobs.logparse.facts import Fact
@@ -45,13 +46,13 @@ def _lead(kind: str, m: re.Match[str], ident: Ident, text: str, **kw: object) ->
     t, p = V.tp(m.group("tp"))
     cid, cep = _ctl(m, ident)
     ld = V.leadership(text)
-    base = dict(
+    base: dict[str, Any] = dict(
         topic=t, partition=p, leader=ld.leader, leader_epoch=ld.leader_epoch, isr=ld.isr,
         zk_version=ld.zk_version, replicas=ld.replicas, controller_id=cid,
         controller_epoch=cep,
     )
     base.update(kw)
-    return Fact(kind, **base)  # type: ignore[arg-type]
+    return Fact(kind, **base)
 
 
 # -- partition and replica state machines (§3.1-3.3) --------------------------------------
