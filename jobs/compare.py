@@ -136,9 +136,10 @@ def compare_partition(
     obs = sorted((dict(o) for o in observed), key=lambda o: (_v(o["seq"]), _v(o["pos"])))
     rep = sorted((dict(c) for c in changes), key=lambda c: (_v(c["seq"]), _v(c["step"])))
     # (seq, batch, *FIELDS)
-    leads: list[tuple[Any, ...]] = sorted(((_v(x["seq"]), _v(x.get("batch")) or 0, _v(x["leader"]), _v(x["isr"]),
-                     _v(x["leader_epoch"])) for x in leadership),
-                   key=lambda lead: (lead[0], lead[1]))
+    leads: list[tuple[Any, ...]] = sorted(
+        ((_v(x["seq"]), _v(x.get("batch")) or 0, _v(x["leader"]), _v(x["isr"]),
+          _v(x["leader_epoch"])) for x in leadership),
+        key=lambda lead: (lead[0], lead[1]))
     entities: dict[int | None, _Entity] = {}
 
     def ent(b: int | None) -> _Entity:
