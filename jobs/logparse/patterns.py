@@ -557,7 +557,8 @@ for _rx, _fn in _PATTERNS:
 
 def extract(body: str, ident: Ident) -> list[Fact] | None:
     """Facts of a message (logIdent stripped), or None if no pattern knows the message."""
-    key = body.split(" ", 1)[0]
+    i = body.find(" ")
+    key = body if i < 0 else body[:i]
     for rx, fn in _BY_WORD.get(key, ()):
         m = rx.match(body)
         if m is not None:

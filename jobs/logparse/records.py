@@ -49,7 +49,11 @@ class Record(NamedTuple):
 
 def classify(env: envelope.Envelope, conts: list[str]) -> tuple[str, str, list[Fact], str | None]:
     """(status, observed_by, facts, reason) of one record."""
-    ident, body = idents.strip(env.msg)
+    msg = env.msg
+    if (env.logger is not None and not idents.is_controller_logger(env.logger)
+            and not msg.startswith(("[Controller", "[Broker id="))):
+        return IGNORED, idents.CONTROLLER, [], None  # another logger: the common fast path
+    ident, body = idents.strip(msg)
     observed_by = idents.BROKER if ident.role == idents.BROKER else idents.CONTROLLER
     related = idents.is_controller_logger(env.logger) or ident.role in (
         idents.CONTROLLER, idents.BROKER)
