@@ -43,6 +43,7 @@ from jobs.logparse import blocks
 from jobs.logparse.assemble import NEW, NONEXISTENT, EventRow, ObservedRow
 from jobs.logparse.envelope import Clock
 from jobs.logparse.facts import EVENT_KINDS, OBSERVED_EVENT_KINDS
+from jobs.logparse.pipeline import DEFAULT_INCLUDE, wanted
 from schemas.event_types import DEFAULT_CLUSTER
 from schemas.events import EVENT_SCHEMA
 
@@ -115,8 +116,42 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         "seq 0 (source 'assumed:...')")
     p.add_argument("--assume-live", default="",
                    help="with --assume-controller: comma-separated live brokers")
+    p.add_argument("--include", default=",".join(DEFAULT_INCLUDE),
+                   help="file-name globs read inside folders (files named on the command "
+                        "line are always read); default: %(default)s")
     p.add_argument("--master", help="Spark master (default: spark-submit's, else local[*])")
     return p.parse_args(argv)
+
+
+def list_inputs(spark: Any, paths: list[str], include: tuple[str, ...]
+                ) -> tuple[list[str], list[str]]:
+    """(files to read, files skipped) through Hadoop's FileSystem, so local folders, HDFS and
+    object stores behave alike: folders recursively, the same rule as the pure pipeline
+    (`jobs.logparse.pipeline.wanted`); globs in `paths` are expanded."""
+    jvm = spark.sparkContext._jvm
+    conf = spark.sparkContext._jsc.hadoopConfiguration()
+    files: list[str] = []
+    skipped: list[str] = []
+    for p in paths:
+        hpath = jvm.org.apache.hadoop.fs.Path(p)
+        fs = hpath.getFileSystem(conf)
+        statuses = fs.globStatus(hpath) or []
+        if not statuses:
+            raise FileNotFoundError(f"no such log file or folder: {p}")
+        for st in statuses:
+            if not st.isDirectory():
+                files.append(st.getPath().toString())
+                continue
+            root = st.getPath().toString().rstrip("/") + "/"
+            it = fs.listFiles(st.getPath(), True)
+            while it.hasNext():
+                path = it.next().getPath().toString()
+                below = path[len(root):] if path.startswith(root) else path
+                parts = below.split("/")
+                if any(x.startswith((".", "_")) for x in parts[:-1]):
+                    continue  # hidden folders, as Spark's own listing
+                (files if wanted(parts[-1], include) else skipped).append(path)
+    return sorted(set(files)), sorted(set(skipped))
 
 
 # -- executor side -------------------------------------------------------------------------
@@ -225,8 +260,14 @@ def run(spark: Any, args: argparse.Namespace, log: Any = print) -> dict[str, Any
     spark.conf.set("spark.sql.parquet.outputTimestampType", "TIMESTAMP_MICROS")
     cluster = args.cluster or DEFAULT_CLUSTER
     live = [int(x) for x in args.assume_live.split(",") if x.strip()]
+    include = tuple(g.strip() for g in args.include.split(",") if g.strip())
+    files, skipped = list_inputs(spark, args.logs, include)
+    if skipped:
+        log(f"ingest_logs: skipped {len(skipped)} file(s) not matching --include "
+            f"{','.join(include)}: {', '.join(x.rsplit('/', 1)[-1] for x in skipped[:10])}"
+            + (" ..." if len(skipped) > 10 else ""))
     lines = (
-        spark.read.option("recursiveFileLookup", "true").text(args.logs)
+        spark.read.text(files)
         .select(F.col("value"), F.col("_metadata.file_path").alias("path"),
                 F.col("_metadata.file_block_start").alias("block"))
     )
@@ -320,7 +361,8 @@ def run(spark: Any, args: argparse.Namespace, log: Any = print) -> dict[str, Any
     assembled.unpersist()
     observed.unpersist()
     t_end = time.time()
-    result = {**total, "files": len(summary), "seconds": round(t_end - t0, 1),
+    result = {**total, "files": len(summary), "skipped_files": len(skipped),
+              "seconds": round(t_end - t0, 1),
               "parse_seconds": round(t_parse - t0, 1)}
     log(f"ingest_logs: {result['files']} files, {total['lines_read']} lines read, "
         f"{total['lines_extracted'] + total['lines_informational']} used "

@@ -286,3 +286,16 @@ def test_real_log(name: str) -> None:
                 o.leader, o.leader_epoch, o.isr, o.brokers, o.valid) for o in r.observations]
     assert got_obs == observations
     assert all(e.source and e.source.startswith(name + ":") for e in r.events)
+
+
+def test_the_shared_folder_reads_only_its_logs() -> None:
+    """Given the folder itself, FORMATS.md and the template catalogues beside the logs are
+    skipped (and reported), not parsed as logs."""
+    if not SHARED_LOGS.is_dir():
+        pytest.skip("../shared/real-logs not present")
+    r = pipeline.ingest([str(SHARED_LOGS)])
+    assert sorted(s.file for s in r.summary) == sorted(EXPECTED)
+    assert sorted(Path(p).name for p in r.skipped) == [
+        "FORMATS.md", "formats-catalogue-broker-statechange.tsv",
+        "formats-catalogue-controller-package.tsv"]
+    assert r.unparsed == []

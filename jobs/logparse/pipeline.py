@@ -5,6 +5,7 @@ classify, sort facts by (timestamp, file, line), assemble events and observation
 
 from __future__ import annotations
 
+import fnmatch
 import gzip
 import io
 import os
@@ -53,16 +54,38 @@ class IngestResult:
     observations: list[ObservedRow]
     summary: list[FileSummary]
     unparsed: list[UnparsedRow] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)  # files of a folder not read (`wanted`)
 
 
-def list_files(paths: Iterable[str]) -> list[str]:
-    """Files under `paths` (folders recursively, one folder per broker), sorted."""
+# File names read when a folder is given (files named explicitly are always read): Kafka's
+# logs and their rotations, compressed copies, and text dumps. Anything else in a folder
+# (a README, a catalogue) is skipped and reported, not parsed as a log.
+DEFAULT_INCLUDE: tuple[str, ...] = ("*.log", "*.log.*", "*.gz", "*.txt", "*.out")
+
+
+def wanted(name: str, include: Iterable[str] = DEFAULT_INCLUDE) -> bool:
+    """Whether a file found in a folder is read: not hidden (`.`, `_`, as Spark), and its
+    name matches one of the `include` globs."""
+    if name.startswith((".", "_")):
+        return False
+    return any(fnmatch.fnmatchcase(name, g) for g in include)
+
+
+def list_files(paths: Iterable[str], include: Iterable[str] = DEFAULT_INCLUDE,
+               skipped: list[str] | None = None) -> list[str]:
+    """Files under `paths` (folders recursively, one folder per broker), sorted. Files of a
+    folder that `wanted` refuses are appended to `skipped`."""
+    include = tuple(include)
     out: list[str] = []
     for p in paths:
         if os.path.isdir(p):
             for root, dirs, files in os.walk(p):
                 dirs[:] = sorted(d for d in dirs if not d.startswith((".", "_")))
-                out += [os.path.join(root, f) for f in files if not f.startswith((".", "_"))]
+                for f in files:
+                    if wanted(f, include):
+                        out.append(os.path.join(root, f))
+                    elif skipped is not None:
+                        skipped.append(os.path.join(root, f))
         else:
             out.append(p)
     return sorted(set(out))
@@ -119,8 +142,10 @@ def effective_ts(carried: int | None, file_first: int | None) -> int:
 
 
 def ingest(paths: Iterable[str], tz: str = "UTC", assume_controller: int | None = None,
-           assume_live: Iterable[int] | None = None) -> IngestResult:
-    files = list_files(paths)
+           assume_live: Iterable[int] | None = None,
+           include: Iterable[str] = DEFAULT_INCLUDE) -> IngestResult:
+    skipped: list[str] = []
+    files = list_files(paths, include, skipped)
     names = display_names(files)
     clock = Clock(tz)
     summaries: list[FileSummary] = []
@@ -133,4 +158,4 @@ def ingest(paths: Iterable[str], tz: str = "UTC", assume_controller: int | None 
     allfacts.sort(key=lambda x: order_key(x[0].file, x[0].line, x[1], x[2]))
     events, observations = assemble(((loc, ts) for loc, ts, _ in allfacts),
                                     assume_controller, assume_live)
-    return IngestResult(events, observations, summaries, unparsed)
+    return IngestResult(events, observations, summaries, unparsed, sorted(skipped))
