@@ -30,7 +30,7 @@ _TS = re.compile(r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2},\d{3}")
 def templates() -> list[str]:
     """Fixture lines as format strings: `{ts}` for the timestamp, `{c}` after each topic."""
     files = [p for p in sorted(FIXTURES.rglob("*")) if p.is_file() and not p.name.endswith(
-        ".gz")]
+        ".gz") and pipeline.wanted(p.name)]
     result = pipeline.ingest([str(p) for p in files])
     topics = sorted({o.topic for o in result.observations if o.topic}
                     | {e.topic for e in result.events if e.topic}, key=len, reverse=True)
