@@ -9,8 +9,11 @@ Arrow array once per batch. Timestamps travel as microseconds since the epoch (U
 
 from __future__ import annotations
 
+import gc
 import pickle
 from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from operator import itemgetter
 from typing import Any
 
 import pyarrow as pa
@@ -46,13 +49,28 @@ def arrow_schema(table: str) -> pa.Schema:
     return pa.schema([pa.field(f.name, arrow_type(f.dataType)) for f in TABLES[table].fields])
 
 
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """Pause the cyclic GC while millions of short-lived tuples are built: the rows hold
+    no cycles, and the collector's generation scans otherwise cost more than the work
+    (measured: transposing 280k rows took 0.78 s with the GC on, 0.27 s with it off)."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
 def encode(rows: Sequence[Sequence[Any]]) -> bytes:
-    """A list of row tuples as one payload: the pickled tuple of columns."""
-    return pickle.dumps(tuple(zip(*rows, strict=True)), protocol=5)
+    """A list of row tuples as one payload: the pickled list of columns."""
+    width = len(rows[0]) if rows else 0
+    return pickle.dumps([list(map(itemgetter(i), rows)) for i in range(width)], protocol=5)
 
 
-def decode_columns(payload: bytes) -> tuple[tuple[Any, ...], ...]:
-    cols: tuple[tuple[Any, ...], ...] = pickle.loads(payload)
+def decode_columns(payload: bytes) -> list[list[Any]]:
+    cols: list[list[Any]] = pickle.loads(payload)
     return cols
 
 
@@ -84,20 +102,27 @@ def decoder(table: str, run_id: str) -> Any:
     """A `mapInArrow` function: (cluster, payload) batches -> batches of `table`."""
     width = len(TABLES[table].fields) - 2
 
+    def decode_batch(batch: pa.RecordBatch) -> pa.RecordBatch | None:
+        clusters = batch.column("cluster").to_pylist()
+        payloads = batch.column("payload").to_pylist()
+        out_cluster: list[str] = []
+        out_cols: list[list[Any]] = [[] for _ in range(width)]
+        for cluster, payload in zip(clusters, payloads, strict=True):
+            cols = decode_columns(payload)
+            if not cols:
+                continue
+            out_cluster.extend([cluster] * len(cols[0]))
+            for acc, col in zip(out_cols, cols, strict=True):
+                acc.extend(col)
+        if not out_cluster:
+            return None
+        return to_record_batch(table, out_cluster, run_id, out_cols)
+
     def decode(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
-            clusters = batch.column("cluster").to_pylist()
-            payloads = batch.column("payload").to_pylist()
-            out_cluster: list[str] = []
-            out_cols: list[list[Any]] = [[] for _ in range(width)]
-            for cluster, payload in zip(clusters, payloads, strict=True):
-                cols = decode_columns(payload)
-                if not cols:
-                    continue
-                out_cluster.extend([cluster] * len(cols[0]))
-                for acc, col in zip(out_cols, cols, strict=True):
-                    acc.extend(col)
-            if out_cluster:
-                yield to_record_batch(table, out_cluster, run_id, out_cols)
+            with gc_paused():
+                out = decode_batch(batch)
+            if out is not None:
+                yield out
 
     return decode

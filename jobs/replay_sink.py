@@ -11,6 +11,7 @@ import json
 import time
 from collections import Counter
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,6 +22,7 @@ from jobs.replay_codec import decoder
 from schemas.state import COUNTS_TAG, OFFLINE_LISTED
 from schemas.tables import REPLAY_TABLES, TABLES
 
+WRITE_THREADS = 4
 COUNT_FIELDS = ("rows_read", "rows_applied", "rows_duplicate", "rows_quarantined", "rows_late")
 
 
@@ -109,14 +111,21 @@ class BatchSink:
         # The first batch of this invocation replaces the run's partition of every table.
         replace = self.batches == 0
         payloads = batch.select("cluster", "table", "payload")
-        for table in REPLAY_TABLES:
-            rows = table_rows.get(table, 0)
+
+        def write(table: str) -> None:
             df = (
                 payloads.where(F.col("table") == table)
                 .select("cluster", "payload")
                 .mapInArrow(decoder(table, self.run_id), TABLES[table])
             )
+            rows = table_rows.get(table, 0)
             write_table(spark, df, self.out_dir, table, self.run_id, rows, replace)
+
+        # The tables are independent Spark jobs over the persisted batch: submitted from a
+        # few threads they overlap their scheduling, commit and Python-worker latencies.
+        with ThreadPoolExecutor(max_workers=WRITE_THREADS) as pool:
+            for done in [pool.submit(write, t) for t in REPLAY_TABLES]:
+                done.result()
         self.write_seconds += time.perf_counter() - started
         self.log(
             f"batch {batch_id}: wrote "

@@ -13,12 +13,13 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Callable, Iterator
+from operator import itemgetter
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from jobs.replay_codec import encode
+from jobs.replay_codec import encode, gc_paused
 from schemas.state import CLUSTER_BUCKET, COUNTS_TAG, OFFLINE_LISTED, TAGGED_SCHEMA
 from statemachine.cluster import ClusterTimeline, build_timeline
 from statemachine.context import Outputs, ReplayConfig
@@ -72,10 +73,30 @@ def _column(pdf: pd.DataFrame, name: str) -> list[Any]:
     return [None if v is None or (isinstance(v, float) and v != v) else v for v in series.tolist()]
 
 
-def _sort_key(e: tuple[Any, ...]) -> tuple[Any, ...]:
-    # A total order over the row contents: the core sorts by seq and scope; this fixes the
-    # order of rows that tie there, whatever order Spark delivered them in.
+def _full_key(e: tuple[Any, ...]) -> tuple[Any, ...]:
     return tuple((v is None, v if v is not None else 0) for v in e)
+
+
+def _cheap_key(e: tuple[Any, ...]) -> tuple[Any, ...]:
+    # seq, event_type, topic, partition, broker_id: unique for all but malformed rows.
+    return (e[0], e[2], e[4] or "", -1 if e[5] is None else e[5], -1 if e[3] is None else e[3])
+
+
+def _total_order(rows: set[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+    """The distinct rows in a total order over their contents, whatever order Spark
+    delivered them in (the core sorts stably by seq and scope; this fixes its ties). Rows
+    that tie on the cheap key are ordered by every column."""
+    keyed = sorted(((_cheap_key(e), e) for e in rows), key=itemgetter(0))
+    out = [e for _, e in keyed]
+    i, n = 0, len(keyed)
+    while i < n:
+        j = i + 1
+        while j < n and keyed[j][0] == keyed[i][0]:
+            j += 1
+        if j - i > 1:
+            out[i:j] = sorted(out[i:j], key=_full_key)
+        i = j
+    return out
 
 
 def _late_finding(e: Event, watermark: int) -> FindingRow:
@@ -96,6 +117,13 @@ def make_replay_fn(
     def replay_group(
         key: tuple[Any, ...], pdfs: Iterator[pd.DataFrame], state: Any
     ) -> Iterator[pd.DataFrame]:
+        with gc_paused():
+            tagged = _replay_group(key, pdfs, state)
+        yield pd.DataFrame.from_records(tagged, columns=TAGGED_COLUMNS)
+
+    def _replay_group(
+        key: tuple[Any, ...], pdfs: Iterator[pd.DataFrame], state: Any
+    ) -> list[tuple[Any, ...]]:
         cluster, bucket = str(key[0]), int(key[1])
         events: list[tuple[Any, ...]] = []
         quarantined: list[tuple[Any, ...]] = []
@@ -112,7 +140,7 @@ def make_replay_fn(
                 else:
                     quarantined.append((*row, reason))
 
-        distinct = sorted(set(events), key=_sort_key)
+        distinct = _total_order(set(events))
         duplicates = len(events) - len(distinct)
         saved = BucketState.from_bytes(bytes(state.get[0])) if state.exists else None
         timeline = timelines.get(cluster, empty_timeline)
@@ -155,6 +183,6 @@ def make_replay_fn(
             json.dumps(dict(sorted(states.items()))),
             json.dumps(offline),
         ))
-        yield pd.DataFrame.from_records(tagged, columns=TAGGED_COLUMNS)
+        return tagged
 
     return replay_group

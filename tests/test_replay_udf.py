@@ -123,3 +123,21 @@ def test_cluster_bucket_reports_timeline_findings_once() -> None:
     assert (first[COUNTS_TAG]["rows_applied"], first[COUNTS_TAG]["rows_duplicate"]) == (1, 1)
     again = outputs(list(fn(("default", -1), iter([frame([row(None, "", wake=True)])]), state)))
     assert "findings" not in again
+
+
+def test_total_order_does_not_depend_on_arrival_order() -> None:
+    import random
+
+    from jobs.replay_udf import _total_order
+
+    rows = {
+        (5, 0, ET.STOP_REPLICA_RESPONSE, b, "t", p, None, None, None, None, err, None, "s")
+        for b in (1, 2, 3) for p in (0, 1) for err in (None, "KAFKA_STORAGE_ERROR")
+    } | {(4, 0, ET.ISR_CHANGED, None, "t", 0, None, isr, 1, None, None, None, "s")
+         for isr in ((1,), (1, 2))}
+    expected = _total_order(set(rows))
+    for seed in range(5):
+        shuffled = list(rows)
+        random.Random(seed).shuffle(shuffled)
+        assert _total_order(set(shuffled)) == expected
+    assert [r[0] for r in expected] == sorted(r[0] for r in rows)
