@@ -149,10 +149,14 @@ def make_replay_fn(
         if bucket == CLUSTER_BUCKET:
             # The driver's timeline applies these rows; here they are only accounted for,
             # and the timeline's own findings are reported once, by the run that reaches them.
+            # A cluster row at or below the timeline's end in the previous run is late: every
+            # bucket has already replayed past it (they are all woken every run).
             watermark = saved.watermark if saved is not None else -1
             out = Outputs()
             out.findings = [f for f in timeline.findings if (f.seq or -1) > watermark]
-            out.applied = len(distinct)
+            out.late = [Event(*e) for e in distinct if e[0] <= watermark]
+            out.applied = len(distinct) - len(out.late)
+            late_rows = [_late_finding(e, watermark) for e in out.late]
             last = timeline.last_seq
             new_state = BucketState(max(watermark, last if last is not None else -1))
         else:

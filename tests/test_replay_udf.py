@@ -141,3 +141,18 @@ def test_total_order_does_not_depend_on_arrival_order() -> None:
         random.Random(seed).shuffle(shuffled)
         assert _total_order(set(shuffled)) == expected
     assert [r[0] for r in expected] == sorted(r[0] for r in rows)
+
+
+def test_cluster_rows_below_the_previous_timeline_are_late() -> None:
+    timeline = build_timeline([
+        Event(1, 0, ET.CONTROLLER_FAILOVER, broker_id=1, brokers=(1, 2)),
+        Event(9, 0, ET.BROKER_FAILURE, broker_id=2),
+    ])
+    fn = make_replay_fn({"default": timeline}, ReplayConfig())
+    state = FakeState(BucketState(9).to_bytes())  # the previous run's timeline ended at 9
+    rows = [row(4, ET.BROKER_STARTUP, broker_id=3, bucket=-1),
+            row(10, ET.BROKER_STARTUP, broker_id=2, bucket=-1)]
+    out = outputs(list(fn(("default", -1), iter([frame(rows)]), state)))
+    c = out[COUNTS_TAG]
+    assert (c["rows_read"], c["rows_applied"], c["rows_late"]) == (2, 1, 1)
+    assert [(f[0], f[5]) for f in out["findings"]] == [(4, "late_event")]
