@@ -98,31 +98,36 @@ def rows_to_record_batch(
     return to_record_batch(table, [cluster] * len(rows), run_id, cols)
 
 
+# Rows per decoded Arrow batch: bounds the Python lists held at once when a task's input
+# batch carries the payloads of many large groups.
+DECODE_BATCH_ROWS = 131_072
+
+
 def decoder(table: str, run_id: str) -> Any:
     """A `mapInArrow` function: (cluster, payload) batches -> batches of `table`."""
     width = len(TABLES[table].fields) - 2
 
-    def decode_batch(batch: pa.RecordBatch) -> pa.RecordBatch | None:
-        clusters = batch.column("cluster").to_pylist()
-        payloads = batch.column("payload").to_pylist()
+    def decode(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         out_cluster: list[str] = []
         out_cols: list[list[Any]] = [[] for _ in range(width)]
-        for cluster, payload in zip(clusters, payloads, strict=True):
-            cols = decode_columns(payload)
-            if not cols:
-                continue
-            out_cluster.extend([cluster] * len(cols[0]))
-            for acc, col in zip(out_cols, cols, strict=True):
-                acc.extend(col)
-        if not out_cluster:
-            return None
-        return to_record_batch(table, out_cluster, run_id, out_cols)
-
-    def decode(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:
+            clusters = batch.column("cluster").to_pylist()
+            payloads = batch.column("payload")
+            for i, cluster in enumerate(clusters):
+                with gc_paused():
+                    cols = decode_columns(payloads[i].as_py())
+                    if cols:
+                        out_cluster.extend([cluster] * len(cols[0]))
+                        for acc, col in zip(out_cols, cols, strict=True):
+                            acc.extend(col)
+                if len(out_cluster) >= DECODE_BATCH_ROWS:
+                    with gc_paused():
+                        done = to_record_batch(table, out_cluster, run_id, out_cols)
+                    out_cluster, out_cols = [], [[] for _ in range(width)]
+                    yield done
+        if out_cluster:
             with gc_paused():
-                out = decode_batch(batch)
-            if out is not None:
-                yield out
+                done = to_record_batch(table, out_cluster, run_id, out_cols)
+            yield done
 
     return decode
