@@ -1,6 +1,7 @@
 """`make run`: simulate the bundled sample log (if not there yet) and replay it locally.
 
     python -m jobs.run_sample --out DIR [--preset sample] [--seed 1] [--buckets N]
+        [--bad-rows RATE]
 
 The sample (`jobs.simulate`, preset `sample`): a few hundred partitions on 6 brokers with a
 broker failure and restart, a controlled shutdown, a reassignment, a topic deletion and a
@@ -27,6 +28,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--preset", default="sample")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--buckets", type=int, help="override conf/replay.toml")
+    ap.add_argument("--bad-rows", type=float, default=0.0,
+                    help="rate of contract-breaking rows mixed into the simulated log")
     args = ap.parse_args(argv)
 
     from jobs.replay import main as replay_main
@@ -37,7 +40,8 @@ def main(argv: list[str] | None = None) -> int:
     if events.is_dir() and any(events.glob("*.parquet")):
         print(f"[run] using the event log already in {events}")
     else:
-        counts = write_log(str(events), preset=args.preset, seed=args.seed)
+        counts = write_log(str(events), preset=args.preset, seed=args.seed,
+                           bad_rows=args.bad_rows)
         brief = {k: counts[k] for k in ("events", "partitions", "brokers", "files") if k in counts}
         print(f"[run] simulated preset {args.preset!r} into {events}: {json.dumps(brief)}")
     replay_args = ["--events", str(events), "--out", str(out / "tables"), "--run-id", "sample"]
