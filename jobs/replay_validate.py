@@ -46,8 +46,9 @@ def reason_column() -> Column:
         F.when(F.col("seq") < 0, F.lit("negative seq")),
         F.when(F.col("ts").isNull(), F.lit("null ts")),
         F.when(et.isNull(), F.lit("null event_type")),
+        F.when(et == "", F.lit("empty event_type")),
         F.when(
-            et.isNotNull() & ~et.isin(*sorted(ET.ALL_EVENTS)),
+            et.isNotNull() & (et != "") & ~et.isin(*sorted(ET.ALL_EVENTS)),
             F.concat(F.lit("unknown event_type "), et),
         ),
     ]

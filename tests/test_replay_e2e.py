@@ -14,7 +14,7 @@ own topic; the expected values are Kafka 3.7.1's (kafka/semantics.md):
   seq 52 the controller's own completion line
 * seq 60 ControllerFailover -> broker 4, epoch 2, live [1,3,4]
 
-plus five contract-breaking rows and two exact duplicates.
+plus six contract-breaking rows and two exact duplicates.
 """
 
 from __future__ import annotations
@@ -63,6 +63,7 @@ BAD = [
     ev(14, ET.PARTITION_CREATED, topic="bad", partition=0),
     created(15, "bad", 1, [1, 1]),
     ev(16, ET.BROKER_FAILURE, broker_id=-1),
+    ev(17, "", topic="orders", partition=0),
 ]
 DUPLICATES = [created(2, "orders", 0, [1, 2, 3]), ev(10, ET.BROKER_FAILURE, broker_id=3)]
 DAY1 = GOOD_DAY1 + BAD + DUPLICATES
@@ -203,6 +204,7 @@ def test_bad_rows_quarantined_and_duplicates_counted(spark: Any, full: Path) -> 
         (14, "missing replicas for PartitionCreated"),
         (15, "replicas has duplicate broker ids"),
         (16, "negative broker_id"),
+        (17, "empty event_type"),
     }
     # The good rows around them were applied: no partition `bad`, orders has 2 partitions.
     states = rows(spark, out, "partition_states", "full")
