@@ -8,7 +8,7 @@ a missing column as nulls, so the footers are checked first with pyarrow on the 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pyarrow as pa
@@ -137,6 +137,3 @@ def stream_events(spark: Any, events_dir: str, max_file_age: str) -> Any:
         .parquet(events_dir)
     )
 
-
-def iter_rows(df: Any) -> Iterator[Any]:
-    yield from df.toLocalIterator()

@@ -29,7 +29,7 @@ if __package__ in (None, ""):  # `spark-submit jobs/replay.py` / `python jobs/re
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from jobs.io_events import EventSchemaError, check_event_files, read_events, stream_events
-from jobs.io_tables import path_exists, table_path, write_arrow, write_text
+from jobs.io_tables import path_exists, write_arrow, write_text
 from jobs.replay_codec import rows_to_record_batch
 from jobs.replay_sink import BatchSink, ClusterCounts
 from jobs.replay_summary import print_summary, summary_batches
@@ -214,7 +214,7 @@ def main(argv: list[str] | None = None, spark: Any = None) -> int:
             shutil.rmtree(checkpoint, ignore_errors=True)
 
 
-__all__ = ["main", "table_path"]
+__all__ = ["main"]
 
 if __name__ == "__main__":
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
