@@ -31,11 +31,12 @@ if __package__ in (None, ""):  # `spark-submit jobs/replay.py` / `python jobs/re
 from jobs.io_events import EventSchemaError, check_event_files, read_events, stream_events
 from jobs.io_tables import path_exists, write_arrow, write_text
 from jobs.replay_codec import rows_to_record_batch
+from jobs.replay_pack import pack
 from jobs.replay_sink import BatchSink, ClusterCounts
 from jobs.replay_summary import print_summary, summary_batches
 from jobs.replay_timeline import build_timelines, scan_log, timeline_rows
 from jobs.replay_validate import key_events, key_wake_rows
-from schemas.state import STATE_SCHEMA, TAGGED_SCHEMA, WAKE_SCHEMA
+from schemas.state import PACKED_SCHEMA, STATE_SCHEMA, TAGGED_SCHEMA, WAKE_SCHEMA
 from schemas.tables import TIMELINE_TABLES
 from statemachine.context import ReplayConfig
 
@@ -175,7 +176,8 @@ def main(argv: list[str] | None = None, spark: Any = None) -> int:
         wake = key_wake_rows(spark.readStream.schema(WAKE_SCHEMA).parquet(wake_dir)) \
             if clusters else None
         rows = events.unionByName(wake) if wake is not None else events
-        tagged = rows.groupBy("cluster", "bucket").applyInPandasWithState(
+        packed = rows.mapInArrow(pack, PACKED_SCHEMA)
+        tagged = packed.groupBy("cluster", "bucket").applyInPandasWithState(
             make_replay_fn(timelines, config), TAGGED_SCHEMA, STATE_SCHEMA, "append",
             GroupStateTimeout.NoTimeout,
         )

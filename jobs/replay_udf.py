@@ -1,11 +1,11 @@
 """The function `applyInPandasWithState` runs per group: a bucket of whole topics of one
 cluster, or the cluster-scope group (`CLUSTER_BUCKET`).
 
-It turns the group's pandas chunks into column lists (no per-row pandas), separates wake
-rows, quarantined rows and valid rows, drops exact duplicates, folds the valid rows through
-the core (`statemachine.replay.replay`) on top of the state saved in `GroupState`, and
-returns one tagged row per output table (rows serialised once, `jobs.replay_codec`) plus
-one counts row. No Kafka rule is decided here.
+It unpacks the group's rows (packed per input batch by `jobs.replay_pack`; no per-row
+pandas), separates wake rows, quarantined rows and valid rows, drops exact duplicates,
+folds the valid rows through the core (`statemachine.replay.replay`) on top of the state
+saved in `GroupState`, and returns one tagged row per output table (rows serialised once,
+`jobs.replay_codec`) plus one counts row. No Kafka rule is decided here.
 """
 
 from __future__ import annotations
@@ -16,10 +16,10 @@ from collections.abc import Callable, Iterator
 from operator import itemgetter
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from jobs.replay_codec import encode, gc_paused
+from jobs.replay_pack import unpack
 from schemas.state import CLUSTER_BUCKET, COUNTS_TAG, OFFLINE_LISTED, TAGGED_SCHEMA
 from statemachine.cluster import ClusterTimeline, build_timeline
 from statemachine.context import Outputs, ReplayConfig
@@ -29,10 +29,6 @@ from statemachine.replay import replay
 from statemachine.rows import FindingRow
 
 EVENT_FIELDS = Event._fields  # seq, ts, event_type, broker_id, ...
-# Operator input column of each Event field (ts travels as microseconds).
-INPUT_COLUMNS = tuple("ts_us" if f == "ts" else f for f in EVENT_FIELDS)
-INT_COLUMNS = frozenset({"seq", "ts_us", "broker_id", "partition", "leader_epoch"})
-LIST_COLUMNS = frozenset({"replicas", "isr", "brokers"})
 TAGGED_COLUMNS = [f.name for f in TAGGED_SCHEMA.fields]
 
 # Core output list -> table name.
@@ -45,32 +41,6 @@ OUTPUT_TABLES = (
     ("stop_replica", "stop_replica_requests"),
     ("findings", "findings"),
 )
-
-
-def _ints(series: pd.Series) -> list[Any]:
-    # A nullable integer column arrives as float64 with NaN for nulls.
-    if series.dtype.kind in "iu":
-        return series.tolist()
-    return [None if v is None or v != v else int(v) for v in series.tolist()]
-
-
-def _int_tuple(arr: Any) -> tuple[Any, ...] | None:
-    if arr is None or (isinstance(arr, float) and arr != arr):
-        return None
-    if isinstance(arr, np.ndarray) and arr.dtype.kind == "f":
-        return tuple(None if v != v else int(v) for v in arr.tolist())
-    return tuple(arr.tolist() if isinstance(arr, np.ndarray) else arr)
-
-
-def _column(pdf: pd.DataFrame, name: str) -> list[Any]:
-    series = pdf[name]
-    if name in INT_COLUMNS:
-        return _ints(series)
-    if name in LIST_COLUMNS:
-        return [_int_tuple(a) for a in series.tolist()]
-    if name == "unclean_leader_election":
-        return [None if v is None or v != v else bool(v) for v in series.tolist()]
-    return [None if v is None or (isinstance(v, float) and v != v) else v for v in series.tolist()]
 
 
 def _full_key(e: tuple[Any, ...]) -> tuple[Any, ...]:
@@ -128,17 +98,15 @@ def make_replay_fn(
         events: list[tuple[Any, ...]] = []
         quarantined: list[tuple[Any, ...]] = []
         for pdf in pdfs:
-            keep = ~pdf["wake"].to_numpy(dtype=bool)
-            if not keep.any():
-                continue
-            pdf = pdf[keep]
-            reasons = pdf["reason"].tolist()
-            cols = [_column(pdf, c) for c in INPUT_COLUMNS]
-            for row, reason in zip(zip(*cols, strict=True), reasons, strict=True):
-                if reason is None:
-                    events.append(row)
-                else:
-                    quarantined.append((*row, reason))
+            for wake, payload in zip(pdf["wake"].tolist(), pdf["payload"].tolist(),
+                                     strict=True):
+                if wake or payload is None:
+                    continue
+                for row in unpack(payload):
+                    if row[0] is None:
+                        events.append(row[1:])
+                    else:
+                        quarantined.append((*row[1:], row[0]))
 
         distinct = _total_order(set(events))
         duplicates = len(events) - len(distinct)

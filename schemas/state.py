@@ -41,6 +41,23 @@ REPLAY_INPUT_SCHEMA = T.StructType(
     ]
 )
 
+# The reason and event fields of one row, as packed for the operator (`jobs.replay_pack`).
+ROW_COLUMNS: tuple[str, ...] = tuple(
+    f.name for f in REPLAY_INPUT_SCHEMA.fields if f.name not in ("cluster", "bucket", "wake")
+)
+
+# What the stateful operator receives: per input batch, one row per (cluster, bucket, wake)
+# whose payload holds that group's rows (pickled tuples of ROW_COLUMNS); wake rows none.
+PACKED_SCHEMA = T.StructType(
+    [
+        T.StructField("cluster", T.StringType(), False),
+        T.StructField("bucket", T.IntegerType(), False),
+        T.StructField("wake", T.BooleanType(), False),
+        T.StructField("rows", T.LongType(), False),
+        T.StructField("payload", T.BinaryType(), True),
+    ]
+)
+
 TAGGED_SCHEMA = T.StructType(
     [
         T.StructField("cluster", T.StringType(), False),

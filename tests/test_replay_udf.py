@@ -1,15 +1,16 @@
-"""The per-group function without Spark: a fake GroupState and pandas chunks shaped as the
-operator delivers them (nullable ints as float64, lists as numpy arrays)."""
+"""The per-group function without Spark: a fake GroupState, and chunks built by the real
+packer (`jobs.replay_pack.pack`) from Arrow batches of operator input rows."""
 
 from __future__ import annotations
 
 import json
 from typing import Any
 
-import numpy as np
 import pandas as pd
+import pyarrow as pa
 
-from jobs.replay_codec import decode_columns
+from jobs.replay_codec import arrow_type, decode_columns
+from jobs.replay_pack import pack
 from jobs.replay_udf import make_replay_fn
 from schemas import event_types as ET
 from schemas.state import COUNTS_TAG, REPLAY_INPUT_SCHEMA
@@ -44,16 +45,17 @@ def row(seq: int | None, event_type: str, reason: str | None = None, wake: bool 
     r.update(cluster="default", bucket=3, wake=wake, reason=reason, seq=seq,
              ts_us=None if seq is None else seq * 1_000_000, event_type=event_type,
              source=f"t:{seq}")
-    for k, v in kw.items():
-        r[k] = np.array(v, dtype=np.int32) if isinstance(v, list) else v
+    r.update(kw)
     return r
 
 
+ARROW_INPUT = pa.schema([pa.field(f.name, arrow_type(f.dataType)) for f in REPLAY_INPUT_SCHEMA])
+
+
 def frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
-    df = pd.DataFrame(rows, columns=COLUMNS)
-    for c in ("seq", "ts_us", "broker_id", "partition", "leader_epoch"):
-        df[c] = df[c].astype("float64")  # what Arrow gives for a nullable int column
-    return df
+    """What the operator hands the function: packed rows of one input batch, as pandas."""
+    batch = pa.RecordBatch.from_pylist(rows, schema=ARROW_INPUT)
+    return pa.Table.from_batches(list(pack([batch]))).to_pandas()
 
 
 def outputs(result: list[pd.DataFrame]) -> dict[str, Any]:
