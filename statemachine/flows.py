@@ -331,15 +331,21 @@ def _alter_partition_error(ctx: Ctx, part: Part, isr: Ints, leader_epoch: int | 
     return None
 
 
-def _preferred_election(ctx: Ctx, e: Event) -> None:
+def _electable(ctx: Ctx, e: Event) -> tuple[Topic, Part] | None:
+    """The partition of an election request, unless Kafka rejects the request outright."""
     found = _known_part(ctx, e, "election_rejected")
+    if found is not None and found[0].queued:
+        ctx.finding(e.topic, e.partition, None, "election_rejected",
+                    f"INVALID_TOPIC_EXCEPTION: {e.topic} is queued for deletion")
+        return None
+    return found
+
+
+def _preferred_election(ctx: Ctx, e: Event) -> None:
+    found = _electable(ctx, e)
     if found is None:
         return
     topic, part = found
-    if topic.queued:
-        ctx.finding(topic.name, part.partition, None, "election_rejected",
-                    f"INVALID_TOPIC_EXCEPTION: {topic.name} is queued for deletion")
-        return
     if part.has_leadership and part.leader == part.replicas[0]:
         return  # ELECTION_NOT_NEEDED
     results = handle_partition_changes(ctx, topic, [part], P.OnlinePartition,
@@ -351,14 +357,10 @@ def _preferred_election(ctx: Ctx, e: Event) -> None:
 
 
 def _unclean_election(ctx: Ctx, e: Event) -> None:
-    found = _known_part(ctx, e, "election_rejected")
+    found = _electable(ctx, e)
     if found is None:
         return
     topic, part = found
-    if topic.queued:
-        ctx.finding(topic.name, part.partition, None, "election_rejected",
-                    f"INVALID_TOPIC_EXCEPTION: {topic.name} is queued for deletion")
-        return
     if not part.has_leadership or (part.leader >= 0 and part.leader in ctx.live):
         return  # ELECTION_NOT_NEEDED
     results = handle_partition_changes(ctx, topic, [part], P.OnlinePartition, _UNCLEAN)

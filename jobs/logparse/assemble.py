@@ -33,6 +33,7 @@ from typing import Any, NamedTuple
 from jobs.logparse.facts import EVENT_KINDS, OBSERVED_EVENT_KINDS, Fact, Located
 from jobs.logparse.values import Ints
 from schemas import event_types as ET
+from statemachine.events import Event
 
 _BROKER_CHANGE_KINDS = frozenset(
     {"broker_change", "broker_up", "broker_down", "startup_callback", "failure_callback"})
@@ -41,20 +42,8 @@ NEW = "NewPartition"
 NONEXISTENT = "NonExistentPartition"
 
 
-class EventRow(NamedTuple):
-    seq: int
-    ts: int  # epoch microseconds
-    event_type: str
-    broker_id: int | None = None
-    topic: str | None = None
-    partition: int | None = None
-    replicas: Ints | None = None
-    isr: Ints | None = None
-    leader_epoch: int | None = None
-    brokers: Ints | None = None
-    error: str | None = None
-    unclean_leader_election: bool | None = None
-    source: str | None = None
+# The contract's event, with `ts` as epoch microseconds (the core's Event carries any ts).
+EventRow = Event
 
 
 class ObservedRow(NamedTuple):
