@@ -32,6 +32,7 @@ topic, partition, broker_id, from, to, leader, leader_epoch, isr, brokers, valid
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -288,12 +289,15 @@ def test_real_log(name: str) -> None:
     assert all(e.source and e.source.startswith(name + ":") for e in r.events)
 
 
-def test_the_shared_folder_reads_only_its_logs() -> None:
-    """Given the folder itself, FORMATS.md and the template catalogues beside the logs are
-    skipped (and reported), not parsed as logs."""
-    if not SHARED_LOGS.is_dir():
-        pytest.skip("../shared/real-logs not present")
-    r = pipeline.ingest([str(SHARED_LOGS)])
+def test_the_shared_folder_reads_only_its_logs(tmp_path: Path) -> None:
+    """Given a folder shaped like ../shared/real-logs (the logs, FORMATS.md and the template
+    catalogues beside them), the documents are skipped (and reported), not parsed as logs."""
+    for name in EXPECTED:
+        shutil.copy(REAL_LOGS / name, tmp_path / name)
+    for doc in ("FORMATS.md", "formats-catalogue-broker-statechange.tsv",
+                "formats-catalogue-controller-package.tsv"):
+        (tmp_path / doc).write_text("# not a log: [2023-10-01 14:41:35,289] INFO x (y)\n")
+    r = pipeline.ingest([str(tmp_path)])
     assert sorted(s.file for s in r.summary) == sorted(EXPECTED)
     assert sorted(Path(p).name for p in r.skipped) == [
         "FORMATS.md", "formats-catalogue-broker-statechange.tsv",
