@@ -40,14 +40,10 @@ def parse_block(path: str, block: int, lines: Iterable[str], clock: Clock
     n_lines = 0
     first_ts: int | None = None
     last_ts: int | None = None
-    for rec in R.records(lines, first_line=0):
+    for rec, ts, last_ts, first_seen in R.timed_records(lines, clock, first_line=0):
+        first_ts = first_seen
         counts[rec.status] += rec.n_lines
         n_lines += rec.n_lines
-        ts = clock.micros(rec.ts) if rec.ts else None
-        if ts is not None:
-            last_ts = ts
-            if first_ts is None:
-                first_ts = ts
         if rec.status == R.UNPARSED:
             yield (UNPARSED, path, block, rec.line, None, ts, last_ts, rec.observed_by,
                    *_NONE_FACT, rec.text, rec.reason, *_NONE_TAIL_COUNTS)

@@ -121,15 +121,10 @@ def parse_file(lines: Iterable[str], name: str, clock: Clock,
     keeps its place in its file's order.
     """
     out: list[tuple[Located, int | None, int]] = []
-    last_ts: int | None = None
     first_ts: int | None = None
-    for rec in R.records(lines):
+    for rec, ts, last_ts, first_seen in R.timed_records(lines, clock):
+        first_ts = first_seen
         summary.add(rec.status, rec.n_lines)
-        ts = clock.micros(rec.ts) if rec.ts else None
-        if ts is not None:
-            last_ts = ts
-            if first_ts is None:
-                first_ts = ts
         if rec.status == R.UNPARSED:
             unparsed.append(UnparsedRow(name, rec.line, ts, rec.text, rec.reason or ""))
         for i, f in enumerate(rec.facts):

@@ -150,3 +150,25 @@ def records(lines: Iterable[str], first_line: int = 1) -> Iterator[Record]:
         start, header, env, conts = n, line, e, []
     if env is not None:
         yield from _finish(start, header, env, conts)
+
+
+class Timed(NamedTuple):
+    record: Record
+    ts: int | None  # the record's own timestamp (epoch microseconds), None if it has none
+    last_ts: int | None  # the latest timestamp so far, carried to records without one
+    first_ts: int | None  # the first timestamp of the walk so far
+
+
+def timed_records(lines: Iterable[str], clock: envelope.Clock, first_line: int = 1
+                  ) -> Iterator[Timed]:
+    """`records` with their timestamps in `clock`'s zone, and the timestamps a record
+    without one inherits: shared by the pure pipeline and the Spark blocks."""
+    first_ts: int | None = None
+    last_ts: int | None = None
+    for rec in records(lines, first_line):
+        ts = clock.micros(rec.ts) if rec.ts else None
+        if ts is not None:
+            last_ts = ts
+            if first_ts is None:
+                first_ts = ts
+        yield Timed(rec, ts, last_ts, first_ts)
