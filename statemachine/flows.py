@@ -72,30 +72,31 @@ def apply_cluster_step(ctx: Ctx, step: ClusterStep) -> None:
 def _broker_change(ctx: Ctx, step: ClusterStep) -> None:
     """§7.1: new brokers start; bounced brokers fail and start again; dead brokers fail.
     Liveness moves between the phases exactly as the controller updates it."""
-    live, sd = step.live_before, step.sd_before
     # Step 2 removes the dead brokers from the channel manager before any phase runs: they
     # stay in liveBrokers (elections still count them) until the last phase, but a request
     # addressed to them meanwhile is dropped ("since it is offline"), so it is not sent.
     gone = frozenset(step.dead)
-    if step.new:
-        live = live | frozenset(step.new)
+
+    def enter(live: frozenset[int], sd: frozenset[int]) -> None:
         ctx.set_liveness(live, sd)
         ctx.live_or_sd -= gone
+
+    live, sd = step.live_before, step.sd_before
+    if step.new:
+        live = live | frozenset(step.new)
+        enter(live, sd)
         _startup(ctx, step.new)
     if step.bounced:
         bounced = frozenset(step.bounced)
         live, sd = live - bounced, sd - bounced
-        ctx.set_liveness(live, sd)
-        ctx.live_or_sd -= gone
+        enter(live, sd)
         _failure(ctx, step.bounced)
         live = live | bounced
-        ctx.set_liveness(live, sd)
-        ctx.live_or_sd -= gone
+        enter(live, sd)
         _startup(ctx, step.bounced)
     if step.dead:
-        dead = frozenset(step.dead)
-        live, sd = live - dead, sd - dead
-        ctx.set_liveness(live, sd)
+        live, sd = live - gone, sd - gone
+        enter(live, sd)
         _failure(ctx, step.dead)
 
 
