@@ -33,11 +33,6 @@ def _in_state(replicas: Sequence[Replica], state: ReplicaState) -> list[Replica]
     return [(p, b) for p, b in replicas if p.rstates.get(b) == state]
 
 
-def all_replicas_deleted(topic: Topic) -> bool:
-    """The per-topic completion rule (vacuously true for a topic with no replicas)."""
-    return all(p.rstates.get(b) == R.ReplicaDeletionSuccessful for p, b in topic_replicas(topic))
-
-
 def enqueue(ctx: Ctx, topic: Topic) -> None:
     topic.queued = True
     resume_deletions(ctx, topic)
@@ -62,6 +57,8 @@ def resume_deletions(ctx: Ctx, topic: Topic) -> None:
         return
     replicas = topic_replicas(topic)
     retry = False
+    # The completion rule: every replica of every partition deleted (vacuously true for a
+    # topic with no replicas left).
     if all(p.rstates.get(b) == R.ReplicaDeletionSuccessful for p, b in replicas):
         complete(ctx, topic, replicas)
         return
