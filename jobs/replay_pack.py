@@ -9,6 +9,7 @@ whose `payload` is the group's rows as pickled tuples, built from Arrow columns 
 
 from __future__ import annotations
 
+import json
 import pickle
 from collections.abc import Iterable, Iterator
 from typing import Any
@@ -16,9 +17,8 @@ from typing import Any
 import pyarrow as pa
 
 from jobs.replay_codec import gc_paused
-from schemas.state import PACKED_SCHEMA, ROW_COLUMNS
+from schemas.state import LIST_COLUMNS, PACKED_SCHEMA, ROW_COLUMNS
 
-LIST_COLUMNS = frozenset({"replicas", "isr", "brokers"})
 PACKED_ARROW = pa.schema(
     [
         pa.field("cluster", pa.string()),
@@ -31,10 +31,21 @@ PACKED_ARROW = pa.schema(
 assert [f.name for f in PACKED_SCHEMA.fields] == PACKED_ARROW.names
 
 
+def parse_list(text: str | None) -> tuple[int | None, ...] | None:
+    """A broker-id list sent as JSON text ("[1,2]") -> (1, 2); null elements and a null
+    list survive (the validator has already given such rows a reason)."""
+    if text is None:
+        return None
+    try:
+        return tuple(map(int, text[1:-1].split(",")))  # the common case, 4x json.loads
+    except ValueError:
+        return tuple(json.loads(text))  # "[]" and lists with nulls
+
+
 def _column(batch: pa.RecordBatch, name: str) -> list[Any]:
     values = batch.column(name).to_pylist()
     if name in LIST_COLUMNS:
-        return [None if v is None else tuple(v) for v in values]
+        return [parse_list(v) for v in values]
     return values
 
 

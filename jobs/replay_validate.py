@@ -14,9 +14,7 @@ from pyspark.sql import Column
 from pyspark.sql import functions as F
 
 from schemas import event_types as ET
-from schemas.state import CLUSTER_BUCKET, REPLAY_INPUT_SCHEMA, WAKE_EVENT_TYPE
-
-LIST_COLUMNS = ("replicas", "isr", "brokers")
+from schemas.state import CLUSTER_BUCKET, LIST_COLUMNS, REPLAY_INPUT_SCHEMA, WAKE_EVENT_TYPE
 
 
 def _list_problems(name: str) -> list[Column]:
@@ -98,7 +96,10 @@ def key_events(events: Any, buckets: int) -> Any:
         reason_column().alias("reason"),
         F.unix_micros(F.col("ts")).alias("ts_us"),
     )
-    return keyed.select(*[F.col(f.name) for f in REPLAY_INPUT_SCHEMA.fields])
+    return keyed.select(*[
+        F.to_json(F.col(f.name)).alias(f.name) if f.name in LIST_COLUMNS else F.col(f.name)
+        for f in REPLAY_INPUT_SCHEMA.fields
+    ])
 
 
 def key_wake_rows(wake: Any) -> Any:

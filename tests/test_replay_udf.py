@@ -13,7 +13,7 @@ from jobs.replay_codec import arrow_type, decode_columns
 from jobs.replay_pack import pack
 from jobs.replay_udf import make_replay_fn
 from schemas import event_types as ET
-from schemas.state import COUNTS_TAG, REPLAY_INPUT_SCHEMA
+from schemas.state import COUNTS_TAG, LIST_COLUMNS, REPLAY_INPUT_SCHEMA
 from statemachine.cluster import build_timeline
 from statemachine.context import ReplayConfig
 from statemachine.events import Event
@@ -45,7 +45,9 @@ def row(seq: int | None, event_type: str, reason: str | None = None, wake: bool 
     r.update(cluster="default", bucket=3, wake=wake, reason=reason, seq=seq,
              ts_us=None if seq is None else seq * 1_000_000, event_type=event_type,
              source=f"t:{seq}")
-    r.update(kw)
+    # Lists reach the operator as JSON text, as `key_events` sends them (Spark's to_json).
+    r.update({k: json.dumps(v, separators=(",", ":")) if k in LIST_COLUMNS and v is not None
+              else v for k, v in kw.items()})
     return r
 
 
