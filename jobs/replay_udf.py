@@ -138,11 +138,11 @@ def make_replay_fn(
         for attr, table in OUTPUT_TABLES:
             rows = findings if table == "findings" else getattr(out, attr)
             if rows:
-                tagged.append((cluster, bucket, table, len(rows), encode(rows),
+                tagged.append((cluster, bucket, table, len(rows), encode(table, rows),
                                0, 0, 0, 0, 0, None, None, None))
         if quarantined:
             tagged.append((cluster, bucket, "quarantine", len(quarantined),
-                           encode(quarantined), 0, 0, 0, 0, 0, None, None, None))
+                           encode("quarantine", quarantined), 0, 0, 0, 0, 0, None, None, None))
         kinds = Counter(f.kind for f in findings)
         states = Counter(p.state for p in out.partition_states)
         offline = sorted((p.topic, p.partition) for p in out.partition_states

@@ -4,12 +4,13 @@ packer (`jobs.replay_pack.pack`) from Arrow batches of operator input rows."""
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 from typing import Any
 
 import pandas as pd
 import pyarrow as pa
 
-from jobs.replay_codec import arrow_type, decode_columns
+from jobs.replay_codec import arrow_type, decode
 from jobs.replay_pack import pack
 from jobs.replay_udf import make_replay_fn
 from schemas import event_types as ET
@@ -67,7 +68,9 @@ def outputs(result: list[pd.DataFrame]) -> dict[str, Any]:
         if r["table"] == COUNTS_TAG:
             out[COUNTS_TAG] = r
         else:
-            cols = decode_columns(r["payload"])
+            body = decode(r["payload"])
+            cols = [[tuple(v) if isinstance(v, list) else v for v in c]
+                    for c in body.to_pydict().values()]
             out[r["table"]] = list(zip(*cols, strict=True))
             assert len(out[r["table"]]) == r["rows"]
     return out
@@ -93,7 +96,8 @@ def test_group_applies_dedupes_quarantines_and_skips_wake_rows() -> None:
     [ps] = out["partition_states"]
     assert ps[:7] == ("t", 0, "OnlinePartition", 1, 0, (1, 2), (1, 2))
     [q] = out["quarantine"]
-    assert (q[0], q[1], q[2], q[-1]) == (3, 3_000_000, "Nope", "unknown event_type Nope")
+    assert (q[0], q[1], q[2], q[-1]) == (
+        3, datetime(1970, 1, 1, 0, 0, 3, tzinfo=UTC), "Nope", "unknown event_type Nope")
     assert BucketState.from_bytes(state.value).watermark == 2  # type: ignore[arg-type]
 
 
