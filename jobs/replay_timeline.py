@@ -6,7 +6,8 @@ per cluster by the core (`statemachine.cluster.build_timeline`) and shipped to t
 inside the replay function's closure. The core applies the steps itself; broker events are
 never copied to partitions.
 
-The same scan lists the occupied buckets of every cluster: the groups each run wakes.
+The scan reads few columns: the cluster of every row (the clusters whose buckets each run
+wakes) and the full rows of the valid cluster events only.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from typing import Any
 
 from pyspark.sql import functions as F
 
-from jobs.replay_validate import bucket_column, reason_column
+from jobs.replay_validate import reason_column
 from schemas import event_types as ET
 from schemas.state import CLUSTER_BUCKET
 from statemachine.cluster import ClusterTimeline, broker_intervals, build_timeline, controller_rows
@@ -27,8 +28,9 @@ EVENT_FIELDS = Event._fields
 
 @dataclass(frozen=True)
 class LogScan:
-    """What the driver needs from the whole log: the buckets to wake per cluster, and the
-    distinct valid cluster-scope events per cluster (ts as microseconds)."""
+    """What the driver needs from the whole log: the groups to wake per cluster (every
+    bucket and the cluster-scope group), and the distinct valid cluster-scope events per
+    cluster (ts as microseconds)."""
 
     buckets: dict[str, list[int]]
     cluster_events: dict[str, list[Event]]
@@ -44,34 +46,27 @@ def _sort_key(e: Event) -> tuple[Any, ...]:
 
 
 def scan_log(events: Any, buckets: int) -> LogScan:
-    """One pass over the log: (cluster, bucket) pairs, with the valid cluster-scope rows
-    collected in their bucket. Exact duplicates of cluster rows are dropped here (a repeated
-    ControllerFailover would bump the epoch twice); the replay counts them."""
+    """Two narrow passes over the log. Every bucket of a cluster is woken, not only the
+    occupied ones: an empty bucket costs one trivial group call, and knowing which are
+    occupied would cost hashing every row. Exact duplicates of cluster rows are dropped
+    here (a repeated ControllerFailover would bump the epoch twice); the replay counts
+    them."""
     normalised = events.withColumn(
         "cluster", F.coalesce(F.col("cluster"), F.lit(ET.DEFAULT_CLUSTER))
     )
+    clusters = sorted(r[0] for r in normalised.select("cluster").distinct().collect())
     fields = [F.unix_micros(F.col("ts")).alias("ts") if f == "ts" else F.col(f)
               for f in EVENT_FIELDS]
+    # `isin` first: the reason is evaluated only for the few cluster rows (And short-cuts).
     is_cluster_event = F.col("event_type").isin(*sorted(ET.CLUSTER_EVENTS)) & \
         reason_column().isNull()
-    rows = (
-        normalised.select(
-            "cluster",
-            bucket_column(buckets).alias("bucket"),
-            F.when(is_cluster_event, F.struct(*fields)).alias("event"),
-        )
-        .groupBy("cluster", "bucket")
-        .agg(F.collect_set("event").alias("events"))
-        .collect()
-    )
-    occupied: dict[str, set[int]] = {}
-    by_cluster: dict[str, set[Event]] = {}
-    for r in rows:
-        occupied.setdefault(r["cluster"], {CLUSTER_BUCKET}).add(int(r["bucket"]))
-        by_cluster.setdefault(r["cluster"], set()).update(_event(e) for e in r["events"])
+    by_cluster: dict[str, set[Event]] = {c: set() for c in clusters}
+    for r in normalised.where(is_cluster_event).select("cluster", *fields).distinct().collect():
+        by_cluster[r[0]].add(_event(r[1:]))
+    every_bucket = [CLUSTER_BUCKET, *range(buckets)]
     return LogScan(
-        {c: sorted(b) for c, b in sorted(occupied.items())},
-        {c: sorted(evs, key=_sort_key) for c, evs in sorted(by_cluster.items())},
+        {c: every_bucket for c in clusters},
+        {c: sorted(evs, key=_sort_key) for c, evs in by_cluster.items()},
     )
 
 

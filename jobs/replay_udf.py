@@ -108,6 +108,8 @@ def make_replay_fn(
                     else:
                         quarantined.append((*row[1:], row[0]))
 
+        if bucket != CLUSTER_BUCKET and not events and not quarantined and not state.exists:
+            return []  # every bucket is woken; this one has never held a topic: no state
         distinct = _total_order(set(events))
         duplicates = len(events) - len(distinct)
         saved = BucketState.from_bytes(bytes(state.get[0])) if state.exists else None
