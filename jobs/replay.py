@@ -101,7 +101,7 @@ def _session(args: argparse.Namespace, cfg: dict[str, Any], cfg_path: Path | Non
 
 def _write_wake_rows(spark: Any, wake_dir: str, keys: dict[str, list[int]],
                      run_id: str) -> None:
-    """One row per (cluster, occupied bucket): every group with state replays this run."""
+    """One row per (cluster, bucket): every group with state replays this run."""
     rows = [(c, b, run_id) for c, bs in keys.items() for b in bs]
     spark.createDataFrame(rows, WAKE_SCHEMA).coalesce(1).write.mode("append").parquet(wake_dir)
 
