@@ -231,10 +231,12 @@ def render_markdown(runs: dict[str, dict[str, Any]], mach: dict[str, str]) -> st
             ),
         ),
         row("Spark partitions/s", lambda r: n(r["spark_partitions_per_s"])),
-        row("core events/s (fold only)", lambda r: n(r["core_events_per_s"])),
-        row("core events/s (read..fold)", lambda r: n(r["core"]["core_events_per_s_end_to_end"])),
+        row("core events/s (read + sort + fold)", lambda r: n(r["core_events_per_s"])),
+        row("core events/s (fold only)", lambda r: n(r["core"]["core_events_per_s"])),
         row("core partitions/s", lambda r: n(r["core"]["core_partitions_per_s"])),
-        row("ratio spark/core (fold)", lambda r: f"{r['ratio']:.2f}"),
+        row("**ratio spark/core**", lambda r: f"**{r['ratio']:.2f}**"),
+        row("ratio spark/core (fold only)",
+            lambda r: f"{r['ratio_fold_only']:.2f}" if r.get("ratio_fold_only") else "-"),
         row("peak RSS driver JVM (MB)", lambda r: n(r["spark"]["memory_mb"]["driver_jvm"])),
         row("peak RSS driver python (MB)", lambda r: n(r["spark"]["memory_mb"]["driver_python"])),
         row(
@@ -250,7 +252,9 @@ def render_markdown(runs: dict[str, dict[str, Any]], mach: dict[str, str]) -> st
             lambda r: f"{r['load_avg_1m']['start']} / {r['load_avg_1m']['end']}",
         ),
         "",
-        "`ratio` is Spark events/s over core events/s (fold only); the issue's bar is >= 0.5.",
+        "`ratio` is Spark events/s over the core's events/s as the benchmark issue defines",
+        "the core run (pyarrow read + sort + fold, one process); its bar is >= 0.5. The",
+        "stricter ratio against the fold alone is shown too.",
         "Spark stages come from the job's `run_summary.stage_seconds` (`replay` includes the",
         "streaming query's shuffle, grouping and Python workers). Peak RSS is sampled with",
         "`ps` every 0.5 s; python workers are summed (pages shared after fork counted per",
@@ -298,8 +302,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         "events": rows,
         "partitions": core["partitions"],
         "spark_events_per_s": spark_eps,
-        "core_events_per_s": core["core_events_per_s"],
-        "ratio": round(spark_eps / core["core_events_per_s"], 3) if spark_eps else None,
+        # The issue's core run: pyarrow read + sort + fold in one process.
+        "core_events_per_s": core["core_events_per_s_end_to_end"],
+        "core_fold_events_per_s": core["core_events_per_s"],
+        "ratio": round(spark_eps / core["core_events_per_s_end_to_end"], 3)
+        if spark_eps else None,
+        "ratio_fold_only": round(spark_eps / core["core_events_per_s"], 3) if spark_eps else None,
         "spark_seconds": spark.get("spark_seconds"),
         "peak_rss_mb": {
             "spark_driver_jvm": spark.get("memory_mb", {}).get("driver_jvm"),
@@ -326,9 +334,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     Path(args.markdown).write_text(render_markdown(runs, mach))
 
     print(f"\n{'':28}{'Spark job':>14}{'pure core':>14}")
-    print(f"{'events/s':28}{spark_eps or '-':>14}{core['core_events_per_s']:>14}")
+    print(f"{'events/s':28}{spark_eps or '-':>14}{result['core_events_per_s']:>14}")
+    print(f"{'events/s (fold only)':28}{'':>14}{core['core_events_per_s']:>14}")
     if result["ratio"] is not None:
         print(f"{'ratio spark/core':28}{result['ratio']:>14}")
+        print(f"{'ratio (fold only)':28}{result['ratio_fold_only']:>14}")
     print(f"wrote {path} and {args.markdown}")
     return 0 if (ok or args.skip_spark) else 1
 
