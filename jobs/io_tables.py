@@ -36,6 +36,16 @@ def path_exists(spark: Any, path: str) -> bool:
     return bool(filesystem.exists(hpath))
 
 
+def read_text(spark: Any, path: str) -> str:
+    filesystem, hpath = _hadoop_path(spark, path)
+    stream = filesystem.open(hpath)
+    jvm = spark.sparkContext._jvm
+    try:
+        return str(jvm.org.apache.commons.io.IOUtils.toString(stream, "UTF-8"))
+    finally:
+        stream.close()
+
+
 def write_text(spark: Any, path: str, text: str) -> None:
     filesystem, hpath = _hadoop_path(spark, path)
     stream = filesystem.create(hpath, True)

@@ -14,6 +14,7 @@ from `foreachBatch` -> `run_summary` and a short human summary.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import sys
@@ -29,7 +30,7 @@ if __package__ in (None, ""):  # `spark-submit jobs/replay.py` / `python jobs/re
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from jobs.io_events import EventSchemaError, check_event_files, read_events, stream_events
-from jobs.io_tables import path_exists, write_arrow, write_text
+from jobs.io_tables import path_exists, read_text, write_arrow, write_text
 from jobs.replay_codec import rows_to_record_batch
 from jobs.replay_pack import pack
 from jobs.replay_sink import BatchSink, ClusterCounts
@@ -106,6 +107,21 @@ def _write_wake_rows(spark: Any, wake_dir: str, keys: dict[str, list[int]],
     spark.createDataFrame(rows, WAKE_SCHEMA).coalesce(1).write.mode("append").parquet(wake_dir)
 
 
+def pin_buckets(spark: Any, checkpoint: str, buckets: int) -> str | None:
+    """The bucket count is part of the state's key: a checkpoint replayed with another
+    count would look for each topic's partitions in the wrong state row and silently
+    start them from nothing. The first run records it; a different one is refused."""
+    path = f"{checkpoint.rstrip('/')}/replay-settings.json"
+    if not path_exists(spark, path):
+        write_text(spark, path, json.dumps({"buckets": buckets}) + "\n")
+        return None
+    pinned = int(json.loads(read_text(spark, path))["buckets"])
+    if pinned != buckets:
+        return (f"checkpoint {checkpoint} was built with buckets={pinned}, this run asks for "
+                f"buckets={buckets}; keep {pinned}, or replay in full with a new checkpoint")
+    return None
+
+
 def main(argv: list[str] | None = None, spark: Any = None) -> int:
     from pyspark.sql.streaming.state import GroupStateTimeout
 
@@ -144,6 +160,11 @@ def main(argv: list[str] | None = None, spark: Any = None) -> int:
             log(f"run {run_id} is already committed in {checkpoint}; nothing to do "
                 "(new files are taken in by the next run id)")
             return 0
+
+        problem = pin_buckets(spark, checkpoint, buckets)
+        if problem is not None:
+            print(f"[replay] ERROR: {problem}", file=sys.stderr, flush=True)
+            return 2
 
         t = time.perf_counter()
         scan = scan_log(read_events(spark, args.events), buckets)

@@ -232,7 +232,7 @@ def test_run_summary_reconciles(spark: Any, full: Path) -> None:
 
 
 def test_incremental_equals_full_and_late_rows_are_recorded(
-    spark: Any, full: Path, tmp_path: Path
+    spark: Any, full: Path, tmp_path: Path, capsys: Any
 ) -> None:
     events, out, chk = tmp_path / "events", tmp_path / "out", tmp_path / "chk"
     write_log(events, DAY1, "day1")
@@ -265,6 +265,12 @@ def test_incremental_equals_full_and_late_rows_are_recorded(
     before = table(spark, out, "state_changes", "d3").count()
     assert run(events, out, "d3", "--checkpoint", str(chk)) == 0
     assert table(spark, out, "state_changes", "d3").count() == before
+
+    # The bucket count is part of the state key: another one is refused before any write.
+    capsys.readouterr()
+    assert run(events, out, "d4", "--checkpoint", str(chk), "--buckets", "16") == 2
+    assert "built with buckets=8" in capsys.readouterr().err
+    assert not (out / "run_summary" / "run_id=d4").exists()
 
 
 def test_same_run_id_twice_replaces_its_rows(spark: Any, full: Path) -> None:
