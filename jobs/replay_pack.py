@@ -37,7 +37,7 @@ def parse_list(text: str | None) -> tuple[int | None, ...] | None:
     if text is None:
         return None
     try:
-        return tuple(map(int, text[1:-1].split(",")))  # the common case, 4x json.loads
+        return tuple(map(int, text[1:-1].split(",")))  # common case: half json's cost
     except ValueError:
         return tuple(json.loads(text))  # "[]" and lists with nulls
 
