@@ -50,6 +50,19 @@ class Outputs:
     late: list[Event] = field(default_factory=list)
     applied: int = 0
 
+    # The per-event tables (every table but the two state tables, which come once at the
+    # end) can be taken in chunks while the fold runs: `replay(..., flush=...)`.
+    def event_rows(self) -> int:
+        return (len(self.state_changes) + len(self.leader_and_isr)
+                + len(self.update_metadata) + len(self.stop_replica) + len(self.findings))
+
+    def clear_event_rows(self) -> None:
+        self.state_changes.clear()
+        self.leader_and_isr.clear()
+        self.update_metadata.clear()
+        self.stop_replica.clear()
+        self.findings.clear()
+
 
 class Ctx:
     """The controller's view during one replay: cluster at the current event, topics and

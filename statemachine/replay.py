@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import gc
 import zlib
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from operator import attrgetter
 
 from schemas import event_types as ET
@@ -58,17 +58,27 @@ def _sort(events: list[Event]) -> None:
         i = j
 
 
+Flush = Callable[[Outputs], None]
+
+
 def replay(
     state: BucketState | None,
     events: Iterable[Event],
     timeline: ClusterTimeline,
     config: ReplayConfig | None = None,
+    flush: Flush | None = None,
+    flush_rows: int = 200_000,
 ) -> tuple[BucketState, Outputs]:
     """Fold `events` (any order) and the timeline's cluster steps after the saved watermark
     into `state`. Returns the new state and every output row.
 
     Events at or below the saved watermark are late: not applied (a machine cannot rewind),
     returned in `outputs.late`. Exact duplicates must be removed by the caller.
+
+    With `flush`, whenever the per-event tables hold `flush_rows` rows or more after an
+    event or cluster step, `flush(outputs)` takes them and they are cleared, so that a
+    large group's output is never all in memory at once; the rows left at the end are in
+    the returned outputs.
     """
     # The fold allocates millions of small tuples and no reference cycles, so the cyclic
     # collector only rescans the live heap (measured: 40% of the time). Refcounting frees
@@ -76,7 +86,7 @@ def replay(
     paused = gc.isenabled()
     gc.disable()
     try:
-        return _replay(state or BucketState(), events, timeline, config)
+        return _replay(state or BucketState(), events, timeline, config, flush, flush_rows)
     finally:
         if paused:
             gc.enable()
@@ -87,6 +97,8 @@ def _replay(
     events: Iterable[Event],
     timeline: ClusterTimeline,
     config: ReplayConfig | None,
+    flush: Flush | None,
+    flush_rows: int,
 ) -> tuple[BucketState, Outputs]:
     ctx = Ctx(config or ReplayConfig(), timeline, state.thaw())
     out = ctx.out
@@ -104,15 +116,23 @@ def _replay(
     _sort(fresh)
     steps = timeline.steps_after(watermark)
 
+    def flushed() -> None:
+        if flush is not None and out.event_rows() >= flush_rows:
+            flush(out)
+            out.clear_event_rows()
+
     i, n = 0, len(steps)
     for e in fresh:
         while i < n and steps[i].seq <= e.seq:
             apply_cluster_step(ctx, steps[i])
+            flushed()
             i += 1
         apply_event(ctx, e)
         out.applied += 1
+        flushed()
     while i < n:
         apply_cluster_step(ctx, steps[i])
+        flushed()
         i += 1
 
     last = max(fresh[-1].seq if fresh else -1, steps[-1].seq if steps else -1, watermark)
