@@ -31,16 +31,22 @@ from statemachine.rows import FindingRow
 EVENT_FIELDS = Event._fields  # seq, ts, event_type, broker_id, ...
 TAGGED_COLUMNS = [f.name for f in TAGGED_SCHEMA.fields]
 
-# Core output list -> table name.
-OUTPUT_TABLES = (
+# Core output list -> table name: the state tables (once, after the fold) and the per-event
+# tables (taken in chunks of FLUSH_ROWS while the fold runs, the rest after it).
+STATE_TABLES = (
     ("partition_states", "partition_states"),
     ("replica_states", "replica_states"),
+)
+EVENT_TABLES = (
     ("state_changes", "state_changes"),
     ("leader_and_isr", "leader_and_isr_requests"),
     ("update_metadata", "update_metadata_requests"),
     ("stop_replica", "stop_replica_requests"),
     ("findings", "findings"),
 )
+# A bucket of a large log emits millions of rows; as row tuples they take about 20x the
+# memory of their compressed payload, so they are encoded every FLUSH_ROWS rows.
+FLUSH_ROWS = 200_000
 
 
 def _full_key(e: tuple[Any, ...]) -> tuple[Any, ...]:
@@ -115,6 +121,17 @@ def make_replay_fn(
         saved = BucketState.from_bytes(bytes(state.get[0])) if state.exists else None
         timeline = timelines.get(cluster, empty_timeline)
         late_rows: list[FindingRow] = []
+        tagged: list[tuple[Any, ...]] = []
+        kinds: Counter[str] = Counter()
+
+        def emit(out: Outputs, tables: tuple[tuple[str, str], ...]) -> None:
+            for attr, table in tables:
+                rows = getattr(out, attr)
+                if rows:
+                    tagged.append((cluster, bucket, table, len(rows), encode(table, rows),
+                                   0, 0, 0, 0, 0, None, None, None))
+                    if table == "findings":
+                        kinds.update(f.kind for f in rows)
 
         if bucket == CLUSTER_BUCKET:
             # The driver's timeline applies these rows; here they are only accounted for,
@@ -130,22 +147,18 @@ def make_replay_fn(
             last = timeline.last_seq
             new_state = BucketState(max(watermark, last if last is not None else -1))
         else:
-            new_state, out = replay(saved, [Event(*e) for e in distinct], timeline, config)
+            new_state, out = replay(saved, [Event(*e) for e in distinct], timeline, config,
+                                    flush=lambda o: emit(o, EVENT_TABLES),
+                                    flush_rows=FLUSH_ROWS)
             watermark = saved.watermark if saved is not None else -1
             late_rows = [_late_finding(e, watermark) for e in out.late]
         state.update((new_state.to_bytes(),))
 
-        findings = list(out.findings) + late_rows
-        tagged: list[tuple[Any, ...]] = []
-        for attr, table in OUTPUT_TABLES:
-            rows = findings if table == "findings" else getattr(out, attr)
-            if rows:
-                tagged.append((cluster, bucket, table, len(rows), encode(table, rows),
-                               0, 0, 0, 0, 0, None, None, None))
+        out.findings.extend(late_rows)
+        emit(out, STATE_TABLES + EVENT_TABLES)
         if quarantined:
             tagged.append((cluster, bucket, "quarantine", len(quarantined),
                            encode("quarantine", quarantined), 0, 0, 0, 0, 0, None, None, None))
-        kinds = Counter(f.kind for f in findings)
         states = Counter(p.state for p in out.partition_states)
         offline = sorted((p.topic, p.partition) for p in out.partition_states
                          if p.state == "OfflinePartition")[:OFFLINE_LISTED]

@@ -4,6 +4,7 @@ packer (`jobs.replay_pack.pack`) from Arrow batches of operator input rows."""
 from __future__ import annotations
 
 import json
+from collections import Counter
 from datetime import UTC, datetime
 from typing import Any
 
@@ -71,8 +72,11 @@ def outputs(result: list[pd.DataFrame]) -> dict[str, Any]:
             body = decode(r["payload"])
             cols = [[tuple(v) if isinstance(v, list) else v for v in c]
                     for c in body.to_pydict().values()]
-            out[r["table"]] = list(zip(*cols, strict=True))
-            assert len(out[r["table"]]) == r["rows"]
+            chunk = list(zip(*cols, strict=True))
+            assert len(chunk) == r["rows"]
+            # A table may come in several payloads (chunks flushed during the fold).
+            out.setdefault(r["table"], []).extend(chunk)
+            out.setdefault("_payloads", Counter())[r["table"]] += 1
     return out
 
 
@@ -99,6 +103,29 @@ def test_group_applies_dedupes_quarantines_and_skips_wake_rows() -> None:
     assert (q[0], q[1], q[2], q[-1]) == (
         3, datetime(1970, 1, 1, 0, 0, 3, tzinfo=UTC), "Nope", "unknown event_type Nope")
     assert BucketState.from_bytes(state.value).watermark == 2  # type: ignore[arg-type]
+
+
+def test_output_flushed_in_chunks_equals_output_at_the_end(monkeypatch: Any) -> None:
+    import jobs.replay_udf as udf
+
+    events = [row(2, ET.PARTITION_CREATED, topic="t", partition=p, replicas=[1, 2])
+              for p in range(4)]
+    events += [row(3, ET.UNCLEAN_LEADER_ELECTION, topic="t", partition=p) for p in range(4)]
+    events += [row(4, ET.ISR_CHANGED, topic="t", partition=p, isr=[1], leader_epoch=0)
+               for p in range(4)]
+
+    def run() -> dict[str, Any]:
+        fn = make_replay_fn({"default": TIMELINE}, ReplayConfig())
+        return outputs(list(fn(("default", 3), iter([frame(events)]), FakeState())))
+
+    whole = run()
+    monkeypatch.setattr(udf, "FLUSH_ROWS", 2)
+    chunked = run()
+    assert chunked["_payloads"]["state_changes"] > whole["_payloads"]["state_changes"] == 1
+    for table in ("partition_states", "replica_states", "state_changes",
+                  "leader_and_isr_requests", "update_metadata_requests", "findings"):
+        assert chunked.get(table) == whole.get(table), table
+    assert chunked[COUNTS_TAG]["findings_by_kind"] == whole[COUNTS_TAG]["findings_by_kind"]
 
 
 def test_late_rows_are_findings_and_state_resumes() -> None:
