@@ -15,6 +15,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
+from pyspark import StorageLevel
 from pyspark.sql import functions as F
 
 from jobs.io_tables import write_table
@@ -67,7 +68,9 @@ class BatchSink:
     write_seconds: float = 0.0
 
     def __call__(self, batch: Any, batch_id: int) -> None:
-        batch = batch.persist()
+        # On disk, not in the JVM heap: the batch holds every output row of the run
+        # (compressed), so in memory it would grow with the events.
+        batch = batch.persist(StorageLevel.DISK_ONLY)
         try:
             self._write(batch, batch_id)
         finally:
