@@ -68,6 +68,7 @@ def replay(
     config: ReplayConfig | None = None,
     flush: Flush | None = None,
     flush_rows: int = 200_000,
+    until: int | None = None,
 ) -> tuple[BucketState, Outputs]:
     """Fold `events` (any order) and the timeline's cluster steps after the saved watermark
     into `state`. Returns the new state and every output row.
@@ -79,6 +80,10 @@ def replay(
     event or cluster step, `flush(outputs)` takes them and they are cleared, so that a
     large group's output is never all in memory at once; the rows left at the end are in
     the returned outputs.
+
+    With `until`, the cluster steps after the last event are applied only up to seq
+    `until` (the end of the log this batch of events was planned from); the steps beyond it
+    wait for the next replay, whose events may come before them.
     """
     # The fold allocates millions of small tuples and no reference cycles, so the cyclic
     # collector only rescans the live heap (measured: 40% of the time). Refcounting frees
@@ -86,7 +91,8 @@ def replay(
     paused = gc.isenabled()
     gc.disable()
     try:
-        return _replay(state or BucketState(), events, timeline, config, flush, flush_rows)
+        return _replay(state or BucketState(), events, timeline, config, flush, flush_rows,
+                       until)
     finally:
         if paused:
             gc.enable()
@@ -99,6 +105,7 @@ def _replay(
     config: ReplayConfig | None,
     flush: Flush | None,
     flush_rows: int,
+    until: int | None,
 ) -> tuple[BucketState, Outputs]:
     ctx = Ctx(config or ReplayConfig(), timeline, state.thaw())
     out = ctx.out
@@ -130,11 +137,11 @@ def _replay(
         apply_event(ctx, e)
         out.applied += 1
         flushed()
-    while i < n:
+    while i < n and (until is None or steps[i].seq <= until):
         apply_cluster_step(ctx, steps[i])
         flushed()
         i += 1
 
-    last = max(fresh[-1].seq if fresh else -1, steps[-1].seq if steps else -1, watermark)
+    last = max(fresh[-1].seq if fresh else -1, steps[i - 1].seq if i else -1, watermark)
     ctx.emit_states()
     return BucketState.freeze(last, ctx.topics), out

@@ -112,6 +112,27 @@ def test_two_halves_equal_one_replay(cut: int) -> None:
     assert out2.late == []
 
 
+@pytest.mark.parametrize("cut", [3, 9, 14, 20])
+def test_a_batch_capped_at_its_horizon_then_the_rest_equal_one_replay(cut: int) -> None:
+    """A split run: the first batch has the events up to `cut` but the timeline of the whole
+    log; capped at `until=cut`, it leaves the later cluster steps to the second batch, whose
+    events are then not late."""
+    log = _scenario()
+    cluster, other = split(log.events)
+    timeline = build_timeline(cluster)
+    one_state, one = replay(None, other, timeline)
+
+    s1, out1 = replay(None, [e for e in other if e.seq <= cut], timeline, until=cut)
+    assert s1.watermark <= cut
+    s2, out2 = replay(BucketState.from_bytes(s1.to_bytes()),
+                      [e for e in other if e.seq > cut], timeline, until=log.seq)
+    assert out2.late == []
+    assert s2 == one_state
+    assert out2.partition_states == one.partition_states
+    for name, rows in _rows(one).items():
+        assert _rows(out1)[name] + _rows(out2)[name] == rows, name
+
+
 def test_late_events_are_returned_not_applied() -> None:
     log = _scenario()
     cluster, other = split(log.events)
