@@ -101,9 +101,10 @@ def _session(args: argparse.Namespace, cfg: dict[str, Any], cfg_path: Path | Non
 
 
 def _write_wake_rows(spark: Any, wake_dir: str, keys: dict[str, list[int]],
-                     run_id: str) -> None:
-    """One row per (cluster, bucket): every group with state replays this run."""
-    rows = [(c, b, run_id) for c, bs in keys.items() for b in bs]
+                     horizons: dict[str, int | None], run_id: str) -> None:
+    """One row per (cluster, bucket): every group with state replays this run, up to the
+    cluster's horizon (its timeline's last step)."""
+    rows = [(c, b, run_id, horizons.get(c)) for c, bs in keys.items() for b in bs]
     spark.createDataFrame(rows, WAKE_SCHEMA).coalesce(1).write.mode("append").parquet(wake_dir)
 
 
@@ -192,7 +193,8 @@ def main(argv: list[str] | None = None, spark: Any = None) -> int:
         t = time.perf_counter()
         wake_dir = f"{checkpoint.rstrip('/')}/wake"
         if clusters:
-            _write_wake_rows(spark, wake_dir, wake_keys, run_id)
+            _write_wake_rows(spark, wake_dir, wake_keys,
+                             {c: tl.last_seq for c, tl in timelines.items()}, run_id)
         events = key_events(stream_events(spark, args.events, cfg["max_file_age"]), buckets)
         wake = key_wake_rows(spark.readStream.schema(WAKE_SCHEMA).parquet(wake_dir)) \
             if clusters else None

@@ -26,9 +26,11 @@ PACKED_ARROW = pa.schema(
         pa.field("wake", pa.bool_()),
         pa.field("rows", pa.int64()),
         pa.field("payload", pa.binary()),
+        pa.field("horizon", pa.int64()),
     ]
 )
 assert [f.name for f in PACKED_SCHEMA.fields] == PACKED_ARROW.names
+SEQ = ROW_COLUMNS.index("seq")
 
 
 def parse_list(text: str | None) -> tuple[int | None, ...] | None:
@@ -51,7 +53,8 @@ def _column(batch: pa.RecordBatch, name: str) -> list[Any]:
 
 def pack_batch(batch: pa.RecordBatch) -> pa.RecordBatch:
     """Rows of one batch (REPLAY_INPUT_SCHEMA) -> one packed row per (cluster, bucket, wake):
-    payload = pickled list of (reason, *event fields) tuples; wake rows carry none."""
+    payload = pickled list of (reason, *event fields) tuples; wake rows carry none, only
+    the highest horizon among them (their `seq`)."""
     clusters = batch.column("cluster").to_pylist()
     buckets = batch.column("bucket").to_pylist()
     wakes = batch.column("wake").to_pylist()
@@ -66,6 +69,8 @@ def pack_batch(batch: pa.RecordBatch) -> pa.RecordBatch:
         out["wake"].append(wake)
         out["rows"].append(0 if wake else len(members))
         out["payload"].append(None if wake else pickle.dumps(members, protocol=5))
+        horizons = [m[SEQ] for m in members if m[SEQ] is not None] if wake else []
+        out["horizon"].append(max(horizons) if horizons else None)
     return pa.RecordBatch.from_pydict(out, schema=PACKED_ARROW)
 
 

@@ -104,9 +104,12 @@ def make_replay_fn(
         cluster, bucket = str(key[0]), int(key[1])
         events: list[tuple[Any, ...]] = []
         quarantined: list[tuple[Any, ...]] = []
+        horizons: list[int] = []
         for pdf in pdfs:
-            for wake, payload in zip(pdf["wake"].tolist(), pdf["payload"].tolist(),
-                                     strict=True):
+            for wake, payload, horizon in zip(pdf["wake"].tolist(), pdf["payload"].tolist(),
+                                              pdf["horizon"].tolist(), strict=True):
+                if wake and horizon is not None and not pd.isna(horizon):
+                    horizons.append(int(horizon))
                 if wake or payload is None:
                     continue
                 for row in unpack(payload):
@@ -117,6 +120,9 @@ def make_replay_fn(
 
         if bucket != CLUSTER_BUCKET and not events and not quarantined and not state.exists:
             return []  # every bucket is woken; this one has never held a topic: no state
+        # The timeline after the group's events is applied up to the horizon of the run that
+        # planned this batch (no wake row with a horizon: a checkpoint from before horizons).
+        until = max(horizons) if horizons else None
         distinct = _total_order(set(events))
         duplicates = len(events) - len(distinct)
         saved = BucketState.from_bytes(bytes(state.get[0])) if state.exists else None
@@ -141,16 +147,19 @@ def make_replay_fn(
             # bucket has already replayed past it (they are all woken every run).
             watermark = saved.watermark if saved is not None else -1
             out = Outputs()
-            out.findings = [f for f in timeline.findings if (f.seq or -1) > watermark]
+            out.findings = [f for f in timeline.findings if (f.seq or -1) > watermark
+                            and (until is None or (f.seq or -1) <= until)]
             out.late = [Event(*e) for e in distinct if e[0] <= watermark]
             out.applied = len(distinct) - len(out.late)
             late_rows = [_late_finding(e, watermark) for e in out.late]
             last = timeline.last_seq
+            if until is not None and last is not None:
+                last = min(last, until)
             new_state = BucketState(max(watermark, last if last is not None else -1))
         else:
             new_state, out = replay(saved, [Event(*e) for e in distinct], timeline, config,
                                     flush=lambda o: emit(o, EVENT_TABLES),
-                                    flush_rows=FLUSH_ROWS)
+                                    flush_rows=FLUSH_ROWS, until=until)
             watermark = saved.watermark if saved is not None else -1
             late_rows = [_late_finding(e, watermark) for e in out.late]
         state.update((new_state.to_bytes(),))

@@ -103,13 +103,16 @@ def key_events(events: Any, buckets: int) -> Any:
 
 
 def key_wake_rows(wake: Any) -> Any:
-    """Wake rows (cluster, bucket, run_id) -> operator input rows with no event."""
+    """Wake rows (cluster, bucket, run_id, horizon) -> operator input rows with no event;
+    the horizon travels in `seq`."""
     cols = []
     for f in REPLAY_INPUT_SCHEMA.fields:
         if f.name in ("cluster", "bucket"):
             cols.append(F.col(f.name))
         elif f.name == "wake":
             cols.append(F.lit(True).alias("wake"))
+        elif f.name == "seq":
+            cols.append(F.col("horizon").alias("seq"))  # a wake row's seq is its horizon
         elif f.name == "event_type":
             cols.append(F.lit(WAKE_EVENT_TYPE).alias("event_type"))
         else:

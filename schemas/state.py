@@ -67,6 +67,8 @@ PACKED_SCHEMA = T.StructType(
         T.StructField("wake", T.BooleanType(), False),
         T.StructField("rows", T.LongType(), False),
         T.StructField("payload", T.BinaryType(), True),
+        # Wake rows only: the end of the log (last cluster step) when their run started.
+        T.StructField("horizon", T.LongType(), True),
     ]
 )
 
@@ -93,10 +95,14 @@ TAGGED_SCHEMA = T.StructType(
 
 # Wake rows, one per (cluster, bucket), written under the checkpoint before each run so that
 # every bucket is replayed every run (broker events change partitions without events).
+# `horizon` is the last cluster step of the log that run's driver scanned: a batch applies
+# the timeline after its events only that far. It matters when Spark re-executes a batch an
+# earlier, crashed run planned: that batch's files end before the new files' cluster steps.
 WAKE_SCHEMA = T.StructType(
     [
         T.StructField("cluster", T.StringType(), False),
         T.StructField("bucket", T.IntegerType(), False),
         T.StructField("run_id", T.StringType(), False),
+        T.StructField("horizon", T.LongType(), True),
     ]
 )

@@ -144,6 +144,35 @@ def test_late_rows_are_findings_and_state_resumes() -> None:
     assert [p[:3] for p in out["partition_states"]] == [("t", 0, "OnlinePartition")]
 
 
+def test_wake_horizon_keeps_a_re_executed_batch_from_overtaking_the_next() -> None:
+    """Spark re-executes a batch a crashed run planned (events up to seq 5, horizon 5) with
+    the timeline of the whole log (a broker failure at 10); the next batch (an ISR change at
+    6, horizon 20) must not be late."""
+    timeline = build_timeline([
+        Event(1, 0, ET.CONTROLLER_FAILOVER, broker_id=1, brokers=(1, 2)),
+        Event(10, 0, ET.BROKER_FAILURE, broker_id=2),
+    ])
+    created = row(2, ET.PARTITION_CREATED, topic="t", partition=0, replicas=[1, 2])
+    isr = row(6, ET.ISR_CHANGED, topic="t", partition=0, isr=[1, 2], leader_epoch=0)
+
+    def two_batches(first_horizon: int | None) -> tuple[dict[str, Any], FakeState]:
+        fn = make_replay_fn({"default": timeline}, ReplayConfig())
+        state = FakeState()
+        list(fn(("default", 3), iter([frame([row(first_horizon, "", wake=True), created])]),
+                state))
+        return outputs(list(fn(("default", 3), iter([frame([row(20, "", wake=True), isr])]),
+                               state))), state
+
+    out, state = two_batches(5)
+    assert (out[COUNTS_TAG]["rows_applied"], out[COUNTS_TAG]["rows_late"]) == (1, 0)
+    assert BucketState.from_bytes(state.value).watermark == 10  # type: ignore[arg-type]
+    # The failure at 10 reached the partition in the second batch, after the ISR change.
+    assert [(c[0], c[5], c[8]) for c in out["state_changes"]][-1] == (10, 2, "OfflineReplica")
+    # Without a horizon (a checkpoint from before horizons) the first batch runs to 10.
+    out, _ = two_batches(None)
+    assert out[COUNTS_TAG]["rows_late"] == 1
+
+
 def test_cluster_bucket_reports_timeline_findings_once() -> None:
     timeline = build_timeline([
         Event(1, 0, ET.CONTROLLER_FAILOVER, broker_id=1, brokers=(1,)),
