@@ -131,14 +131,16 @@ def make_replay_fn(
         tagged: list[tuple[Any, ...]] = []
         kinds: Counter[str] = Counter()
 
+        def add(table: str, rows: list[Any]) -> None:
+            if rows:
+                tagged.append((cluster, bucket, table, len(rows), encode(table, rows),
+                               0, 0, 0, 0, 0, None, None, None))
+                if table == "findings":
+                    kinds.update(f.kind for f in rows)
+
         def emit(out: Outputs, tables: tuple[tuple[str, str], ...]) -> None:
             for attr, table in tables:
-                rows = getattr(out, attr)
-                if rows:
-                    tagged.append((cluster, bucket, table, len(rows), encode(table, rows),
-                                   0, 0, 0, 0, 0, None, None, None))
-                    if table == "findings":
-                        kinds.update(f.kind for f in rows)
+                add(table, getattr(out, attr))
 
         if bucket == CLUSTER_BUCKET:
             # The driver's timeline applies these rows; here they are only accounted for,
@@ -166,9 +168,7 @@ def make_replay_fn(
 
         out.findings.extend(late_rows)
         emit(out, STATE_TABLES + EVENT_TABLES)
-        if quarantined:
-            tagged.append((cluster, bucket, "quarantine", len(quarantined),
-                           encode("quarantine", quarantined), 0, 0, 0, 0, 0, None, None, None))
+        add("quarantine", quarantined)
         states = Counter(p.state for p in out.partition_states)
         offline = sorted((p.topic, p.partition) for p in out.partition_states
                          if p.state == "OfflinePartition")[:OFFLINE_LISTED]
