@@ -31,6 +31,14 @@ def delete_path(spark: Any, path: str) -> None:
         filesystem.delete(hpath, True)
 
 
+def rename_path(spark: Any, source: str, target: str) -> None:
+    """Move a file or directory within one filesystem (the target must not exist)."""
+    filesystem, hsource = _hadoop_path(spark, source)
+    _, htarget = _hadoop_path(spark, target)
+    if not filesystem.rename(hsource, htarget):
+        raise OSError(f"could not rename {source} to {target}")
+
+
 def path_exists(spark: Any, path: str) -> bool:
     filesystem, hpath = _hadoop_path(spark, path)
     return bool(filesystem.exists(hpath))

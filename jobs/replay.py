@@ -204,7 +204,7 @@ def main(argv: list[str] | None = None, spark: Any = None) -> int:
             make_replay_fn(timelines, config), TAGGED_SCHEMA, STATE_SCHEMA, "append",
             GroupStateTimeout.NoTimeout,
         )
-        sink = BatchSink(args.out, run_id, log)
+        sink = BatchSink(args.out, run_id, buckets, log)
         query = (
             tagged.writeStream.outputMode("append")
             .foreachBatch(sink)

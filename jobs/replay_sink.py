@@ -20,8 +20,9 @@ from pyspark.sql import functions as F
 
 from jobs.io_tables import write_table
 from jobs.replay_codec import decoder
+from jobs.replay_supersede import supersede_state_rows
 from schemas.state import COUNTS_TAG, OFFLINE_LISTED
-from schemas.tables import REPLAY_TABLES, TABLES
+from schemas.tables import REPLAY_TABLES, STATE_TABLES, TABLES
 
 WRITE_THREADS = 4
 COUNT_FIELDS = ("rows_read", "rows_applied", "rows_duplicate", "rows_quarantined", "rows_late")
@@ -59,6 +60,7 @@ class BatchSink:
 
     out_dir: str
     run_id: str
+    buckets: int
     log: Callable[[str], None] = print
     counts: dict[str, ClusterCounts] = field(default_factory=dict)
     batches: int = 0
@@ -93,6 +95,7 @@ class BatchSink:
             .collect()
         )
         table_rows: Counter[str] = Counter()
+        replayed: dict[str, set[int]] = {}  # cluster -> buckets this batch replayed
         for r in summary:
             c = self.counts.setdefault(r["cluster"], ClusterCounts())
             if r["table"] == COUNTS_TAG:
@@ -101,13 +104,15 @@ class BatchSink:
                 for kinds in r["kinds"]:
                     c.findings_by_kind.update(json.loads(kinds))
                 for b in r["buckets"]:
+                    replayed.setdefault(r["cluster"], set()).add(int(b["bucket"]))
                     c.buckets[int(b["bucket"])] = (
                         json.loads(b["partitions_by_state"]),
                         [tuple(p) for p in json.loads(b["offline_partitions"])],
                     )
             else:
-                c.rows_written[r["table"]] += int(r["rows"])
                 table_rows[r["table"]] += int(r["rows"])
+                if not (r["table"] in STATE_TABLES and self.batches):
+                    c.rows_written[r["table"]] += int(r["rows"])
 
         self.fold_seconds += time.perf_counter() - started
         started = time.perf_counter()
@@ -122,6 +127,13 @@ class BatchSink:
                 .mapInArrow(decoder(table, self.run_id), TABLES[table])
             )
             rows = table_rows.get(table, 0)
+            if table in STATE_TABLES and not replace:
+                # A later batch of a split run: its buckets' rows replace the earlier ones.
+                now = supersede_state_rows(spark, df, self.out_dir, table, self.run_id,
+                                           self.buckets, replayed)
+                for cluster, n in now.items():
+                    self.counts.setdefault(cluster, ClusterCounts()).rows_written[table] = n
+                return
             write_table(spark, df, self.out_dir, table, self.run_id, rows, replace)
 
         # The tables are independent Spark jobs over the persisted batch: submitted from a

@@ -74,12 +74,17 @@ def reason_column() -> Column:
     return F.nullif(F.concat_ws("; ", *checks), F.lit(""))
 
 
-def bucket_column(buckets: int) -> Column:
+def topic_bucket(buckets: int) -> Column:
     """`statemachine.replay.bucket_of(cluster, topic, buckets)` as a Spark expression:
-    crc32 of the UTF-8 bytes of `cluster \\0 topic`. Rows of the cluster scope, and rows
-    without a topic, go to `CLUSTER_BUCKET`."""
+    crc32 of the UTF-8 bytes of `cluster \\0 topic`."""
     key = F.concat(F.col("cluster"), F.lit("\x00"), F.col("topic")).cast("binary")
-    by_topic = (F.crc32(key) % F.lit(buckets)).cast("int")
+    return (F.crc32(key) % F.lit(buckets)).cast("int")
+
+
+def bucket_column(buckets: int) -> Column:
+    """The group of an event row: its topic's bucket; rows of the cluster scope, and rows
+    without a topic, go to `CLUSTER_BUCKET`."""
+    by_topic = topic_bucket(buckets)
     cluster_scope = F.col("event_type").isin(*sorted(ET.CLUSTER_EVENTS)) | F.col("topic").isNull()
     return F.when(cluster_scope, F.lit(CLUSTER_BUCKET)).otherwise(by_topic)
 

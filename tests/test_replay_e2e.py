@@ -273,6 +273,38 @@ def test_incremental_equals_full_and_late_rows_are_recorded(
     assert not (out / "run_summary" / "run_id=d4").exists()
 
 
+def test_a_run_resuming_a_crashed_batch_equals_a_full_replay(
+    spark: Any, full: Path, tmp_path: Path
+) -> None:
+    """A run that dies after Spark planned and ran its batch, before the commit: the next
+    run re-executes that batch with its own files, then takes the new files in a second
+    batch. Each partition is listed once, and the rows equal one replay of everything."""
+    events, out, chk = tmp_path / "events", tmp_path / "out", tmp_path / "chk"
+    write_log(events, DAY1, "day1")
+    assert run(events, out, "d1", "--checkpoint", str(chk)) == 0
+    write_log(events, GOOD_DAY2[:3], "day2a")  # broker 4 back, its StopReplica answers
+    assert run(events, out, "crashed", "--checkpoint", str(chk)) == 0
+    for name in ("1", ".1.crc"):  # undo batch 1's commit, as a crash before it would
+        (chk / "query" / "commits" / name).unlink()
+    (chk / "runs" / "crashed.json").unlink()
+    write_log(events, GOOD_DAY2[3:], "day2b")  # the completion line, a failover
+    assert run(events, out, "resumed", "--checkpoint", str(chk)) == 0
+
+    [s] = rows(spark, out, "run_summary", "resumed")
+    assert s["batches"] == 2
+    assert (s["rows_read"], s["rows_applied"]) == (len(GOOD_DAY2), len(GOOD_DAY2))
+    assert dict(s["rows_written"])["partition_states"] == 6
+    for name in ("partition_states", "replica_states"):
+        assert_df_equality(table(spark, out, name, "resumed"),
+                           table(spark, full / "out", name, "full"), ignore_row_order=True)
+    # The crashed run's rows are replaced by the resumed run's: day 1 plus it is everything.
+    for name in ("state_changes", "leader_and_isr_requests", "update_metadata_requests",
+                 "stop_replica_requests", "findings"):
+        both = table(spark, out, name, "d1").unionByName(table(spark, out, name, "resumed"))
+        assert_df_equality(both, table(spark, full / "out", name, "full"),
+                           ignore_row_order=True)
+
+
 def test_same_run_id_twice_replaces_its_rows(spark: Any, full: Path) -> None:
     out = full / "out"
     before = {name: table(spark, out, name, "full").count()
