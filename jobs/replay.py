@@ -29,13 +29,14 @@ from typing import Any
 if __package__ in (None, ""):  # `spark-submit jobs/replay.py` / `python jobs/replay.py`
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from jobs.io_events import EventSchemaError, check_event_files, read_events, stream_events
+from jobs.io_events import EventSchemaError, check_event_files, stream_events
 from jobs.io_tables import path_exists, read_text, write_arrow, write_text
 from jobs.replay_codec import rows_to_record_batch
+from jobs.replay_history import input_files, load_history, save_history, scan_with_history
 from jobs.replay_pack import pack
 from jobs.replay_sink import BatchSink, ClusterCounts
 from jobs.replay_summary import print_summary, summary_batches
-from jobs.replay_timeline import build_timelines, scan_log, timeline_rows
+from jobs.replay_timeline import build_timelines, timeline_rows
 from jobs.replay_validate import key_events, key_wake_rows
 from schemas.state import PACKED_SCHEMA, STATE_SCHEMA, TAGGED_SCHEMA, WAKE_SCHEMA
 from schemas.tables import TIMELINE_TABLES
@@ -168,7 +169,9 @@ def main(argv: list[str] | None = None, spark: Any = None) -> int:
             return 2
 
         t = time.perf_counter()
-        scan = scan_log(read_events(spark, args.events), buckets)
+        log_files = input_files(spark, args.events)
+        history = load_history(spark, checkpoint, buckets)
+        scan, scanned = scan_with_history(spark, args.events, log_files, history, buckets)
         wake_keys = scan.buckets
         timelines = build_timelines(scan)
         clusters = list(timelines)
@@ -187,7 +190,8 @@ def main(argv: list[str] | None = None, spark: Any = None) -> int:
             for table, batches in timeline_batches.items()
         ]
         seconds["timeline"] = time.perf_counter() - t
-        log(f"timeline: clusters={clusters} steps="
+        log(f"timeline: scanned {scanned} of {len(log_files)} file(s) (the rest: from the "
+            f"checkpoint's history); clusters={clusters} steps="
             f"{ {c: len(tl.steps) for c, tl in timelines.items()} }")
 
         t = time.perf_counter()
@@ -231,6 +235,7 @@ def main(argv: list[str] | None = None, spark: Any = None) -> int:
         seconds["total"] = time.perf_counter() - t0
         summary = summary_batches(sink, run_id, buckets, started_at, datetime.now(UTC), seconds)
         write_arrow(spark, summary, args.out, "run_summary", run_id)
+        save_history(spark, checkpoint, log_files, scan)
         write_text(spark, marker, f'{{"run_id": "{run_id}", "batches": {sink.batches}}}\n')
         print_summary(args.out, run_id, sink)
         return 0

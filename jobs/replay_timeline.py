@@ -1,4 +1,5 @@
-"""The cluster timelines, built on the driver from the cluster-scope rows of the WHOLE log.
+"""The cluster timelines, built on the driver from the cluster-scope rows of the whole log
+(those of the files earlier runs scanned come from the checkpoint: `jobs.replay_history`).
 
 Cluster-scope rows (broker startup/failure, controlled shutdown, controller failover) are a
 tiny fraction of a log, and every partition needs them, so they are collected once, folded
@@ -36,13 +37,18 @@ class LogScan:
     cluster_events: dict[str, list[Event]]
 
 
-def _event(row: Any) -> Event:
-    return Event(*[tuple(v) if isinstance(v, list) else v for v in row])
+def event_of(values: Any) -> Event:
+    """An Event from a Spark row or a JSON list of its fields (lists become tuples)."""
+    return Event(*[tuple(v) if isinstance(v, list) else v for v in values])
 
 
 def _sort_key(e: Event) -> tuple[Any, ...]:
-    # A total order over the row contents, so the timeline does not depend on read order.
     return tuple((v is None, v if v is not None else 0) for v in e)
+
+
+def sort_events(events: Any) -> list[Event]:
+    """A total order over the row contents, so the timeline does not depend on read order."""
+    return sorted(events, key=_sort_key)
 
 
 def scan_log(events: Any, buckets: int) -> LogScan:
@@ -62,11 +68,11 @@ def scan_log(events: Any, buckets: int) -> LogScan:
         reason_column().isNull()
     by_cluster: dict[str, set[Event]] = {c: set() for c in clusters}
     for r in normalised.where(is_cluster_event).select("cluster", *fields).distinct().collect():
-        by_cluster[r[0]].add(_event(r[1:]))
+        by_cluster[r[0]].add(event_of(r[1:]))
     every_bucket = [CLUSTER_BUCKET, *range(buckets)]
     return LogScan(
         {c: every_bucket for c in clusters},
-        {c: sorted(evs, key=_sort_key) for c, evs in by_cluster.items()},
+        {c: sort_events(evs) for c, evs in by_cluster.items()},
     )
 
 

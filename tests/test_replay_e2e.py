@@ -273,6 +273,33 @@ def test_incremental_equals_full_and_late_rows_are_recorded(
     assert not (out / "run_summary" / "run_id=d4").exists()
 
 
+PER_EVENT_TABLES = ("state_changes", "leader_and_isr_requests", "update_metadata_requests",
+                    "stop_replica_requests", "findings", "quarantine")
+
+
+def test_a_nightly_run_scans_only_new_files_and_outlives_retention(
+    spark: Any, full: Path, tmp_path: Path, capsys: Any
+) -> None:
+    """The checkpoint keeps the cluster history: the second night scans only its own file,
+    and still knows the brokers of the first night after retention removed its file."""
+    events, out, chk = tmp_path / "events", tmp_path / "out", tmp_path / "chk"
+    write_log(events, DAY1, "day1")
+    assert run(events, out, "d1", "--checkpoint", str(chk)) == 0
+    (events / "day1.parquet").unlink()
+    write_log(events, DAY2, "day2")
+    capsys.readouterr()
+    assert run(events, out, "d2", "--checkpoint", str(chk)) == 0
+    assert "timeline: scanned 1 of 1 file(s)" in capsys.readouterr().out
+    for name in ("partition_states", "replica_states", "broker_timeline",
+                 "controller_timeline"):
+        assert_df_equality(table(spark, out, name, "d2"),
+                           table(spark, full / "out", name, "full"), ignore_row_order=True)
+    for name in PER_EVENT_TABLES:
+        both = table(spark, out, name, "d1").unionByName(table(spark, out, name, "d2"))
+        assert_df_equality(both, table(spark, full / "out", name, "full"),
+                           ignore_row_order=True)
+
+
 def test_a_run_resuming_a_crashed_batch_equals_a_full_replay(
     spark: Any, full: Path, tmp_path: Path
 ) -> None:
@@ -298,8 +325,7 @@ def test_a_run_resuming_a_crashed_batch_equals_a_full_replay(
         assert_df_equality(table(spark, out, name, "resumed"),
                            table(spark, full / "out", name, "full"), ignore_row_order=True)
     # The crashed run's rows are replaced by the resumed run's: day 1 plus it is everything.
-    for name in ("state_changes", "leader_and_isr_requests", "update_metadata_requests",
-                 "stop_replica_requests", "findings"):
+    for name in PER_EVENT_TABLES:
         both = table(spark, out, name, "d1").unionByName(table(spark, out, name, "resumed"))
         assert_df_equality(both, table(spark, full / "out", name, "full"),
                            ignore_row_order=True)
