@@ -46,7 +46,11 @@ def _path(checkpoint: str) -> str:
 def load_history(spark: Any, checkpoint: str, buckets: int) -> History | None:
     path = _path(checkpoint)
     if not path_exists(spark, path):
-        return None
+        # A run that stopped between removing the old history and renaming the new one
+        # left the new one complete under its temporary name.
+        path = f"{path}.tmp"
+        if not path_exists(spark, path):
+            return None
     saved = json.loads(read_text(spark, path))
     if saved.get("format") != HISTORY_FORMAT:
         raise ValueError(f"{path} has format {saved.get('format')}, this build reads "

@@ -277,6 +277,19 @@ PER_EVENT_TABLES = ("state_changes", "leader_and_isr_requests", "update_metadata
                     "stop_replica_requests", "findings", "quarantine")
 
 
+def assert_two_runs_equal_full(spark: Any, out: Path, full: Path, first: str, last: str,
+                               whole_log_tables: tuple[str, ...] = ()) -> None:
+    """`last` holds the full replay's state (and `whole_log_tables`); the per-event rows of
+    `first` and `last` together are the full replay's."""
+    for name in ("partition_states", "replica_states", *whole_log_tables):
+        assert_df_equality(table(spark, out, name, last),
+                           table(spark, full / "out", name, "full"), ignore_row_order=True)
+    for name in PER_EVENT_TABLES:
+        both = table(spark, out, name, first).unionByName(table(spark, out, name, last))
+        assert_df_equality(both, table(spark, full / "out", name, "full"),
+                           ignore_row_order=True)
+
+
 def test_a_nightly_run_scans_only_new_files_and_outlives_retention(
     spark: Any, full: Path, tmp_path: Path, capsys: Any
 ) -> None:
@@ -290,14 +303,8 @@ def test_a_nightly_run_scans_only_new_files_and_outlives_retention(
     capsys.readouterr()
     assert run(events, out, "d2", "--checkpoint", str(chk)) == 0
     assert "timeline: scanned 1 of 1 file(s)" in capsys.readouterr().out
-    for name in ("partition_states", "replica_states", "broker_timeline",
-                 "controller_timeline"):
-        assert_df_equality(table(spark, out, name, "d2"),
-                           table(spark, full / "out", name, "full"), ignore_row_order=True)
-    for name in PER_EVENT_TABLES:
-        both = table(spark, out, name, "d1").unionByName(table(spark, out, name, "d2"))
-        assert_df_equality(both, table(spark, full / "out", name, "full"),
-                           ignore_row_order=True)
+    assert_two_runs_equal_full(spark, out, full, "d1", "d2",
+                               ("broker_timeline", "controller_timeline"))
 
 
 def test_a_run_resuming_a_crashed_batch_equals_a_full_replay(
@@ -321,14 +328,8 @@ def test_a_run_resuming_a_crashed_batch_equals_a_full_replay(
     assert s["batches"] == 2
     assert (s["rows_read"], s["rows_applied"]) == (len(GOOD_DAY2), len(GOOD_DAY2))
     assert dict(s["rows_written"])["partition_states"] == 6
-    for name in ("partition_states", "replica_states"):
-        assert_df_equality(table(spark, out, name, "resumed"),
-                           table(spark, full / "out", name, "full"), ignore_row_order=True)
     # The crashed run's rows are replaced by the resumed run's: day 1 plus it is everything.
-    for name in PER_EVENT_TABLES:
-        both = table(spark, out, name, "d1").unionByName(table(spark, out, name, "resumed"))
-        assert_df_equality(both, table(spark, full / "out", name, "full"),
-                           ignore_row_order=True)
+    assert_two_runs_equal_full(spark, out, full, "d1", "resumed")
 
 
 def test_same_run_id_twice_replaces_its_rows(spark: Any, full: Path) -> None:
