@@ -3,9 +3,11 @@ cluster, or the cluster-scope group (`CLUSTER_BUCKET`).
 
 It unpacks the group's rows (packed per input batch by `jobs.replay_pack`; no per-row
 pandas), separates wake rows, quarantined rows and valid rows, drops exact duplicates,
-folds the valid rows through the core (`statemachine.replay.replay`) on top of the state
-saved in `GroupState`, and returns one tagged row per output table (rows serialised once,
-`jobs.replay_codec`) plus one counts row. No Kafka rule is decided here.
+folds the valid rows through the core (`statemachine.replay`) on top of the state saved in
+`GroupState`, and returns tagged rows: one per output table and chunk (rows serialised
+once, `jobs.replay_codec`) plus one counts row. A group of more than SPILL_ROWS valid rows
+is sorted on disk and folded piece by piece (`jobs.replay_runs`), its output returned as
+the pieces fold. No Kafka rule is decided here.
 """
 
 from __future__ import annotations
@@ -13,19 +15,20 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Callable, Iterator
-from operator import itemgetter
+from itertools import islice
 from typing import Any
 
 import pandas as pd
 
 from jobs.replay_codec import encode, gc_paused
 from jobs.replay_pack import unpack
+from jobs.replay_runs import GroupRows
 from schemas.state import CLUSTER_BUCKET, COUNTS_TAG, OFFLINE_LISTED, TAGGED_SCHEMA
 from statemachine.cluster import ClusterTimeline, build_timeline
 from statemachine.context import Outputs, ReplayConfig
 from statemachine.events import Event
 from statemachine.model import BucketState
-from statemachine.replay import replay
+from statemachine.replay import Fold, replay
 from statemachine.rows import FindingRow
 
 EVENT_FIELDS = Event._fields  # seq, ts, event_type, broker_id, ...
@@ -48,32 +51,10 @@ EVENT_TABLES = (
 # the memory of their payload (state_changes of the bench log: 214 MB as Arrow, 41 MB as
 # LZ4 IPC), so they are encoded every FLUSH_ROWS rows.
 FLUSH_ROWS = 200_000
-
-
-def _full_key(e: tuple[Any, ...]) -> tuple[Any, ...]:
-    return tuple((v is None, v if v is not None else 0) for v in e)
-
-
-def _cheap_key(e: tuple[Any, ...]) -> tuple[Any, ...]:
-    # seq, event_type, topic, partition, broker_id: unique for all but malformed rows.
-    return (e[0], e[2], e[4] or "", -1 if e[5] is None else e[5], -1 if e[3] is None else e[3])
-
-
-def _total_order(rows: set[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
-    """The distinct rows in a total order over their contents, whatever order Spark
-    delivered them in (the core sorts stably by seq and scope; this fixes its ties). Rows
-    that tie on the cheap key are ordered by every column."""
-    keyed = sorted(((_cheap_key(e), e) for e in rows), key=itemgetter(0))
-    out = [e for _, e in keyed]
-    i, n = 0, len(keyed)
-    while i < n:
-        j = i + 1
-        while j < n and keyed[j][0] == keyed[i][0]:
-            j += 1
-        if j - i > 1:
-            out[i:j] = sorted(out[i:j], key=_full_key)
-        i = j
-    return out
+# A group with more valid rows than this is sorted externally and folded in pieces of
+# PIECE_ROWS (`jobs.replay_runs`), so its rows are never all in memory.
+SPILL_ROWS = 200_000
+PIECE_ROWS = 20_000
 
 
 def _late_finding(e: Event, watermark: int) -> FindingRow:
@@ -95,39 +76,18 @@ def make_replay_fn(
         key: tuple[Any, ...], pdfs: Iterator[pd.DataFrame], state: Any
     ) -> Iterator[pd.DataFrame]:
         with gc_paused():
-            tagged = _replay_group(key, pdfs, state)
-        yield pd.DataFrame.from_records(tagged, columns=TAGGED_COLUMNS)
+            for tagged in _replay_group(key, pdfs, state):
+                if tagged:
+                    yield pd.DataFrame.from_records(tagged, columns=TAGGED_COLUMNS)
 
     def _replay_group(
         key: tuple[Any, ...], pdfs: Iterator[pd.DataFrame], state: Any
-    ) -> list[tuple[Any, ...]]:
+    ) -> Iterator[list[tuple[Any, ...]]]:
+        """Yields the tagged rows in parts: a spilled group's parts as its pieces fold."""
         cluster, bucket = str(key[0]), int(key[1])
-        events: list[tuple[Any, ...]] = []
+        rows = GroupRows(SPILL_ROWS)
         quarantined: list[tuple[Any, ...]] = []
         horizons: list[int] = []
-        for pdf in pdfs:
-            for wake, payload, horizon in zip(pdf["wake"].tolist(), pdf["payload"].tolist(),
-                                              pdf["horizon"].tolist(), strict=True):
-                if wake and horizon is not None and not pd.isna(horizon):
-                    horizons.append(int(horizon))
-                if wake or payload is None:
-                    continue
-                for row in unpack(payload):
-                    if row[0] is None:
-                        events.append(row[1:])
-                    else:
-                        quarantined.append((*row[1:], row[0]))
-
-        if bucket != CLUSTER_BUCKET and not events and not quarantined and not state.exists:
-            return []  # every bucket is woken; this one has never held a topic: no state
-        # The timeline after the group's events is applied up to the horizon of the run that
-        # planned this batch (no wake row with a horizon: a checkpoint from before horizons).
-        until = max(horizons) if horizons else None
-        distinct = _total_order(set(events))
-        duplicates = len(events) - len(distinct)
-        saved = BucketState.from_bytes(bytes(state.get[0])) if state.exists else None
-        timeline = timelines.get(cluster, empty_timeline)
-        late_rows: list[FindingRow] = []
         tagged: list[tuple[Any, ...]] = []
         kinds: Counter[str] = Counter()
 
@@ -142,44 +102,88 @@ def make_replay_fn(
             for attr, table in tables:
                 add(table, getattr(out, attr))
 
-        if bucket == CLUSTER_BUCKET:
-            # The driver's timeline applies these rows; here they are only accounted for,
-            # and the timeline's own findings are reported once, by the run that reaches them.
-            # A cluster row at or below the timeline's end in the previous run is late: every
-            # bucket has already replayed past it (they are all woken every run).
+        def taken() -> list[tuple[Any, ...]]:
+            part = list(tagged)
+            tagged.clear()
+            return part
+
+        n_quarantined = 0
+        try:
+            for pdf in pdfs:
+                for wake, payload, horizon in zip(pdf["wake"].tolist(), pdf["payload"].tolist(),
+                                                  pdf["horizon"].tolist(), strict=True):
+                    if wake and horizon is not None and not pd.isna(horizon):
+                        horizons.append(int(horizon))
+                    if wake or payload is None:
+                        continue
+                    for row in unpack(payload):
+                        if row[0] is None:
+                            rows.add(row[1:])
+                        else:
+                            quarantined.append((*row[1:], row[0]))
+                            n_quarantined += 1
+                            if len(quarantined) >= FLUSH_ROWS:
+                                add("quarantine", quarantined)
+                                quarantined = []
+
+            if (bucket != CLUSTER_BUCKET and not rows.rows and not n_quarantined
+                    and not state.exists):
+                return  # every bucket is woken; this one has never held a topic: no state
+            # The timeline after the group's events is applied up to the horizon of the run
+            # that planned this batch (no wake row with a horizon: a checkpoint from before
+            # horizons).
+            until = max(horizons) if horizons else None
+            saved = BucketState.from_bytes(bytes(state.get[0])) if state.exists else None
+            timeline = timelines.get(cluster, empty_timeline)
             watermark = saved.watermark if saved is not None else -1
-            out = Outputs()
-            out.findings = [f for f in timeline.findings if (f.seq or -1) > watermark
-                            and (until is None or (f.seq or -1) <= until)]
-            out.late = [Event(*e) for e in distinct if e[0] <= watermark]
-            out.applied = len(distinct) - len(out.late)
-            late_rows = [_late_finding(e, watermark) for e in out.late]
-            last = timeline.last_seq
-            if until is not None and last is not None:
-                last = min(last, until)
-            new_state = BucketState(max(watermark, last if last is not None else -1))
-        else:
-            new_state, out = replay(saved, [Event(*e) for e in distinct], timeline, config,
-                                    flush=lambda o: emit(o, EVENT_TABLES),
-                                    flush_rows=FLUSH_ROWS, until=until)
-            watermark = saved.watermark if saved is not None else -1
-            late_rows = [_late_finding(e, watermark) for e in out.late]
+
+            if bucket == CLUSTER_BUCKET:
+                # The driver's timeline applies these rows; here they are only accounted
+                # for, and the timeline's own findings are reported once, by the run that
+                # reaches them. A cluster row at or below the timeline's end in the
+                # previous run is late: every bucket has already replayed past it (they are
+                # all woken every run).
+                distinct = rows.in_memory() if not rows.spilled else list(rows.merged())
+                out = Outputs()
+                out.findings = [f for f in timeline.findings if (f.seq or -1) > watermark
+                                and (until is None or (f.seq or -1) <= until)]
+                out.late = [Event(*e) for e in distinct if e[0] <= watermark]
+                out.applied = len(distinct) - len(out.late)
+                last = timeline.last_seq
+                if until is not None and last is not None:
+                    last = min(last, until)
+                new_state = BucketState(max(watermark, last if last is not None else -1))
+            elif not rows.spilled:
+                new_state, out = replay(saved, [Event(*e) for e in rows.in_memory()],
+                                        timeline, config,
+                                        flush=lambda o: emit(o, EVENT_TABLES),
+                                        flush_rows=FLUSH_ROWS, until=until)
+            else:
+                fold = Fold(saved, timeline, config, flush=lambda o: emit(o, EVENT_TABLES),
+                            flush_rows=FLUSH_ROWS, until=until)
+                merged = rows.merged()
+                while piece := [Event(*e) for e in islice(merged, PIECE_ROWS)]:
+                    fold.feed(piece)
+                    yield taken()
+                new_state, out = fold.finish()
+        finally:
+            rows.close()
         state.update((new_state.to_bytes(),))
 
-        out.findings.extend(late_rows)
+        out.findings.extend(_late_finding(e, watermark) for e in out.late)
         emit(out, STATE_TABLES + EVENT_TABLES)
         add("quarantine", quarantined)
         states = Counter(p.state for p in out.partition_states)
         offline = sorted((p.topic, p.partition) for p in out.partition_states
                          if p.state == "OfflinePartition")[:OFFLINE_LISTED]
-        read = len(events) + len(quarantined)
         tagged.append((
             cluster, bucket, COUNTS_TAG, 0, None,
-            read, out.applied, duplicates, len(quarantined), len(out.late),
+            rows.rows + n_quarantined, out.applied, rows.duplicates, n_quarantined,
+            len(out.late),
             json.dumps(dict(sorted(kinds.items()))),
             json.dumps(dict(sorted(states.items()))),
             json.dumps(offline),
         ))
-        return tagged
+        yield taken()
 
     return replay_group

@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import gc
 import zlib
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from operator import attrgetter
 
 from schemas import event_types as ET
@@ -27,7 +28,8 @@ from statemachine.events import Event
 from statemachine.flows import apply_cluster_step, apply_event
 from statemachine.model import BucketState
 
-__all__ = ["BucketState", "Outputs", "ReplayConfig", "bucket_of", "replay"]
+__all__ = ["BucketState", "Fold", "Outputs", "ReplayConfig", "apply_order", "bucket_of",
+           "replay"]
 
 _SEQ = attrgetter("seq")
 
@@ -42,6 +44,13 @@ def _tie_order(e: Event) -> tuple[int, str, int, str]:
     # and partitions in ascending order; the input order carries no meaning (DESIGN §3).
     scope = 0 if e.event_type in ET.TOPIC_EVENTS else 1
     return (scope, e.topic or "", -1 if e.partition is None else e.partition, e.event_type)
+
+
+def apply_order(e: Event) -> tuple[int, int, str, int, str]:
+    """The order in which the fold applies events: by seq, then `_tie_order`. A caller
+    that feeds a `Fold` sorted events sorts them by this key (ties beyond it: any fixed
+    order of the row contents)."""
+    return (e.seq, *_tie_order(e))
 
 
 def _sort(events: list[Event]) -> None:
@@ -59,6 +68,20 @@ def _sort(events: list[Event]) -> None:
 
 
 Flush = Callable[[Outputs], None]
+
+
+@contextmanager
+def _gc_paused() -> Iterator[None]:
+    """The fold allocates millions of small tuples and no reference cycles, so the cyclic
+    collector only rescans the live heap (measured: 40% of the time). Refcounting frees
+    everything; the collector is paused while the fold runs and restored after."""
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if paused:
+            gc.enable()
 
 
 def replay(
@@ -85,63 +108,92 @@ def replay(
     `until` (the end of the log this batch of events was planned from); the steps beyond it
     wait for the next replay, whose events may come before them.
     """
-    # The fold allocates millions of small tuples and no reference cycles, so the cyclic
-    # collector only rescans the live heap (measured: 40% of the time). Refcounting frees
-    # everything; the collector is paused for the fold and restored after.
-    paused = gc.isenabled()
-    gc.disable()
-    try:
-        return _replay(state or BucketState(), events, timeline, config, flush, flush_rows,
-                       until)
-    finally:
-        if paused:
-            gc.enable()
+    with _gc_paused():
+        fold = Fold(state, timeline, config, flush, flush_rows, until)
+        fresh = list(events)
+        _sort(fresh)
+        fold.feed(fresh, checked=False)
+        return fold.finish()
 
 
-def _replay(
-    state: BucketState,
-    events: Iterable[Event],
-    timeline: ClusterTimeline,
-    config: ReplayConfig | None,
-    flush: Flush | None,
-    flush_rows: int,
-    until: int | None,
-) -> tuple[BucketState, Outputs]:
-    ctx = Ctx(config or ReplayConfig(), timeline, state.thaw())
-    out = ctx.out
-    watermark = state.watermark
-    # Cluster steps are applied in order below, so after each one the context holds
-    # exactly `timeline.state_at(seq)`; start from the state at the watermark.
-    ctx.set_cluster(timeline.state_at(watermark))
+class Fold:
+    """The fold of `replay`, fed in pieces: `feed` takes events already in `apply_order`
+    (each piece after the previous one), `finish` applies the remaining cluster steps and
+    returns the state and the rows left. A group too large to hold in memory is folded
+    from a merge of sorted runs this way. `out` may be taken and cleared between pieces.
+    """
 
-    fresh: list[Event] = []
-    for e in events:
-        if e.seq <= watermark:
-            out.late.append(e)
-        else:
-            fresh.append(e)
-    _sort(fresh)
-    steps = timeline.steps_after(watermark)
+    def __init__(
+        self,
+        state: BucketState | None,
+        timeline: ClusterTimeline,
+        config: ReplayConfig | None = None,
+        flush: Flush | None = None,
+        flush_rows: int = 200_000,
+        until: int | None = None,
+    ) -> None:
+        state = state or BucketState()
+        with _gc_paused():
+            topics = state.thaw()
+        self.ctx = Ctx(config or ReplayConfig(), timeline, topics)
+        self.out = self.ctx.out
+        self.watermark = state.watermark
+        # Cluster steps are applied in order below, so after each one the context holds
+        # exactly `timeline.state_at(seq)`; start from the state at the watermark.
+        self.ctx.set_cluster(timeline.state_at(self.watermark))
+        self.steps = timeline.steps_after(self.watermark)
+        self.step = 0  # index of the next cluster step
+        self.last_seq = -1  # of the last event applied
+        self.last_key: tuple[int, int, str, int, str] | None = None
+        self.flush, self.flush_rows, self.until = flush, flush_rows, until
 
-    def flushed() -> None:
-        if flush is not None and out.event_rows() >= flush_rows:
-            flush(out)
-            out.clear_event_rows()
+    def _flushed(self) -> None:
+        if self.flush is not None and self.out.event_rows() >= self.flush_rows:
+            self.flush(self.out)
+            self.out.clear_event_rows()
 
-    i, n = 0, len(steps)
-    for e in fresh:
-        while i < n and steps[i].seq <= e.seq:
-            apply_cluster_step(ctx, steps[i])
-            flushed()
-            i += 1
-        apply_event(ctx, e)
-        out.applied += 1
-        flushed()
-    while i < n and (until is None or steps[i].seq <= until):
-        apply_cluster_step(ctx, steps[i])
-        flushed()
-        i += 1
+    def feed(self, events: Iterable[Event], checked: bool = True) -> None:
+        """Apply `events` (in `apply_order`; checked unless the caller has just sorted
+        them: an event out of order raises ValueError)."""
+        with _gc_paused():
+            self._feed(events, checked)
 
-    last = max(fresh[-1].seq if fresh else -1, steps[i - 1].seq if i else -1, watermark)
-    ctx.emit_states()
-    return BucketState.freeze(last, ctx.topics), out
+    def _feed(self, events: Iterable[Event], checked: bool) -> None:
+        ctx, out, steps, watermark = self.ctx, self.out, self.steps, self.watermark
+        i, n = self.step, len(steps)
+        last_key = self.last_key
+        flush = self.flush
+        try:
+            for e in events:
+                if e.seq <= watermark:
+                    out.late.append(e)
+                    continue
+                if checked:
+                    key = apply_order(e)
+                    if last_key is not None and key < last_key:
+                        raise ValueError(f"events fed out of order: {key} after {last_key}")
+                    last_key = key
+                while i < n and steps[i].seq <= e.seq:
+                    apply_cluster_step(ctx, steps[i])
+                    self._flushed()
+                    i += 1
+                apply_event(ctx, e)
+                out.applied += 1
+                self.last_seq = e.seq
+                if flush is not None:
+                    self._flushed()
+        finally:
+            self.step, self.last_key = i, last_key
+
+    def finish(self) -> tuple[BucketState, Outputs]:
+        with _gc_paused():
+            steps, until = self.steps, self.until
+            i, n = self.step, len(steps)
+            while i < n and (until is None or steps[i].seq <= until):
+                apply_cluster_step(self.ctx, steps[i])
+                self._flushed()
+                i += 1
+            self.step = i
+            last = max(self.last_seq, steps[i - 1].seq if i else -1, self.watermark)
+            self.ctx.emit_states()
+            return BucketState.freeze(last, self.ctx.topics), self.out

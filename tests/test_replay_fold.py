@@ -15,7 +15,7 @@ from statemachine.cluster import build_timeline
 from statemachine.context import Outputs
 from statemachine.events import Event
 from statemachine.model import BucketState
-from statemachine.replay import bucket_of, replay
+from statemachine.replay import Fold, apply_order, bucket_of, replay
 from tests.kafka_fixture import Log, final, replay_log, split
 
 
@@ -187,6 +187,36 @@ def test_flushed_chunks_add_up_to_one_replay(flush_rows: int) -> None:
     assert joined == _rows(whole)
     assert rest.partition_states == whole.partition_states
     assert state2 == state
+
+
+@pytest.mark.parametrize("piece", [1, 4, 100])
+def test_a_fold_fed_in_sorted_pieces_equals_one_replay(piece: int) -> None:
+    """`Fold.feed` piece by piece (events in `apply_order`, output taken between pieces)
+    gives the rows and state of one `replay`; a piece out of order is refused."""
+    log = _scenario()
+    cluster, other = split(log.events)
+    timeline = build_timeline(cluster)
+    state, whole = replay(None, other, timeline)
+
+    ordered = sorted(other, key=apply_order)
+    fold = Fold(None, timeline)
+    taken: dict[str, list[Any]] = {name: [] for name in _rows(whole)}
+    for start in range(0, len(ordered), piece):
+        fold.feed(ordered[start:start + piece])
+        for name, rows in _rows(fold.out).items():
+            taken[name].extend(rows)
+        fold.out.clear_event_rows()
+    state2, rest = fold.finish()
+    for name, rows in _rows(rest).items():
+        taken[name].extend(rows)
+    assert taken == _rows(whole)
+    assert rest.partition_states == whole.partition_states
+    assert state2 == state
+
+    backwards = Fold(None, timeline)
+    backwards.feed(ordered[3:4])
+    with pytest.raises(ValueError, match="out of order"):
+        backwards.feed(ordered[2:3])
 
 
 def test_topic_rows_do_not_depend_on_group_members() -> None:

@@ -63,9 +63,9 @@ def frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
 
 
 def outputs(result: list[pd.DataFrame]) -> dict[str, Any]:
-    [df] = result
+    """The tables of the frames one group returned (a spilled group returns several)."""
     out: dict[str, Any] = {}
-    for r in df.to_dict("records"):
+    for r in pd.concat(result).to_dict("records"):
         if r["table"] == COUNTS_TAG:
             out[COUNTS_TAG] = r
         else:
@@ -192,7 +192,7 @@ def test_cluster_bucket_reports_timeline_findings_once() -> None:
 def test_total_order_does_not_depend_on_arrival_order() -> None:
     import random
 
-    from jobs.replay_udf import _total_order
+    from jobs.replay_runs import total_order as _total_order
 
     rows = {
         (5, 0, ET.STOP_REPLICA_RESPONSE, b, "t", p, None, None, None, None, err, None, "s")
@@ -220,3 +220,45 @@ def test_cluster_rows_below_the_previous_timeline_are_late() -> None:
     c = out[COUNTS_TAG]
     assert (c["rows_read"], c["rows_applied"], c["rows_late"]) == (2, 1, 1)
     assert [(f[0], f[5]) for f in out["findings"]] == [(4, "late_event")]
+
+
+def test_a_group_larger_than_spill_rows_is_sorted_externally_with_the_same_output(
+    monkeypatch: Any,
+) -> None:
+    """A group over SPILL_ROWS valid rows is sorted in runs on disk, merged and folded in
+    pieces: same rows, same state and same counts (duplicates across runs, late rows) as
+    the in-memory path, in several frames."""
+    import jobs.replay_udf as udf
+
+    saved = FakeState(BucketState(1).to_bytes())  # the previous run reached seq 1
+    rows = [row(3, ET.PARTITION_CREATED, topic=t, partition=p, replicas=[1, 2])
+            for t in ("a", "b") for p in range(3)]
+    rows += [row(4, ET.UNCLEAN_LEADER_ELECTION, topic="a", partition=p) for p in range(3)]
+    rows += [row(5, ET.ISR_CHANGED, topic=t, partition=p, isr=[1], leader_epoch=0)
+             for t in ("a", "b") for p in range(3)]
+    rows += [row(1, ET.PREFERRED_LEADER_ELECTION, topic="a", partition=0)]  # late
+    rows += rows[:4] + rows[9:11]  # exact duplicates, in another run than their twins
+    rows += [row(6, "Nope", reason="unknown event_type Nope", topic="a")]
+    chunks = [frame(rows[i:i + 5]) for i in range(0, len(rows), 5)][::-1]
+
+    def run() -> tuple[list[pd.DataFrame], FakeState]:
+        state = FakeState(saved.value)
+        fn = make_replay_fn({"default": TIMELINE}, ReplayConfig())
+        return list(fn(("default", 3), iter(chunks), state)), state
+
+    whole, whole_state = run()
+    monkeypatch.setattr(udf, "SPILL_ROWS", 4)
+    monkeypatch.setattr(udf, "PIECE_ROWS", 3)
+    monkeypatch.setattr(udf, "FLUSH_ROWS", 2)
+    spilled, spilled_state = run()
+    # A frame per piece that flushed rows: only the piece path returns more than one.
+    assert len(whole) == 1 and len(spilled) > 2
+    a, b = outputs(whole), outputs(spilled)
+    assert a.keys() == b.keys()
+    for table in a.keys() - {COUNTS_TAG, "_payloads"}:
+        assert b[table] == a[table], table
+    counts = ("rows_read", "rows_applied", "rows_duplicate", "rows_quarantined", "rows_late",
+              "findings_by_kind", "partitions_by_state")
+    assert [b[COUNTS_TAG][c] for c in counts] == [a[COUNTS_TAG][c] for c in counts]
+    assert (a[COUNTS_TAG]["rows_duplicate"], a[COUNTS_TAG]["rows_late"]) == (6, 1)
+    assert spilled_state.value == whole_state.value

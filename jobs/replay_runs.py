@@ -1,0 +1,140 @@
+"""A group's valid rows, deduplicated and put in the order the fold applies them, with at
+most `spill_rows` of them in memory.
+
+Spark gives no order inside a group, so the rows must be sorted before the fold. A group
+of a normal run fits in memory (the bench log's largest holds about 20,000 rows), and is
+sorted there (`total_order`; the core then sorts by seq). A group larger than
+`spill_rows`, like a first replay of a long history, is an external sort instead. Each
+`spill_rows` rows are deduplicated, sorted and written to an anonymous temporary file as
+a run. The runs are then merged lazily and handed to the fold in pieces
+(`statemachine.replay.Fold`). The memory a group needs then depends on `spill_rows`, not
+on how many events the group has.
+
+Both paths give the fold the same order: by seq, then the core's tie order
+(`statemachine.replay.apply_order`), then a total order over the row contents, so exact
+duplicates are adjacent and counted once.
+"""
+
+from __future__ import annotations
+
+import heapq
+import pickle
+import tempfile
+from collections.abc import Iterable, Iterator
+from itertools import groupby
+from operator import itemgetter
+from typing import IO, Any
+
+from schemas import event_types as ET
+
+Row = tuple[Any, ...]  # the fields of `statemachine.events.Event`, in order
+BLOCK_ROWS = 10_000  # rows per pickle in a run file: one block per run is in memory
+
+
+def full_key(e: Row) -> Row:
+    return tuple((v is None, v if v is not None else 0) for v in e)
+
+
+def cheap_key(e: Row) -> Row:
+    # seq, event_type, topic, partition, broker_id: unique for all but malformed rows.
+    return (e[0], e[2], e[4] or "", -1 if e[5] is None else e[5], -1 if e[3] is None else e[3])
+
+
+def _resolve_ties(keyed: list[tuple[Row, Row]]) -> list[Row]:
+    """Rows sorted by a partial key -> rows in total order: runs that tie on the partial
+    key are ordered by every column."""
+    out = [e for _, e in keyed]
+    i, n = 0, len(keyed)
+    while i < n:
+        j = i + 1
+        while j < n and keyed[j][0] == keyed[i][0]:
+            j += 1
+        if j - i > 1:
+            out[i:j] = sorted(out[i:j], key=full_key)
+        i = j
+    return out
+
+
+def total_order(rows: set[Row]) -> list[Row]:
+    """The distinct rows in a total order over their contents, whatever order Spark
+    delivered them in (the core sorts stably by seq and scope; this fixes its ties)."""
+    return _resolve_ties(sorted(((cheap_key(e), e) for e in rows), key=itemgetter(0)))
+
+
+def fold_key(e: Row) -> Row:
+    """`apply_order` of the row, then `cheap_key`: the order of a run, before ties."""
+    scope = 0 if e[2] in ET.TOPIC_EVENTS else 1
+    return (e[0], scope, e[4] or "", -1 if e[5] is None else e[5], e[2], cheap_key(e))
+
+
+def _merge_key(e: Row) -> Row:
+    return (fold_key(e), full_key(e))
+
+
+def fold_order(rows: set[Row]) -> list[Row]:
+    return _resolve_ties(sorted(((fold_key(e), e) for e in rows), key=itemgetter(0)))
+
+
+def _read_run(f: IO[bytes]) -> Iterator[Row]:
+    f.seek(0)
+    while True:
+        try:
+            block: list[Row] = pickle.load(f)
+        except EOFError:
+            return
+        yield from block
+
+
+class GroupRows:
+    """Collects a group's valid rows (`add`), then gives them distinct and in order."""
+
+    def __init__(self, spill_rows: int) -> None:
+        self.spill_rows = spill_rows
+        self.buffer: list[Row] = []
+        self.runs: list[IO[bytes]] = []
+        self.rows = 0  # rows added
+        self.distinct = 0  # distinct rows delivered so far
+
+    @property
+    def spilled(self) -> bool:
+        return bool(self.runs)
+
+    @property
+    def duplicates(self) -> int:
+        """Rows not delivered because an equal row was (valid once all are delivered)."""
+        return self.rows - self.distinct
+
+    def add(self, row: Row) -> None:
+        self.buffer.append(row)
+        self.rows += 1
+        if len(self.buffer) >= self.spill_rows:
+            self._spill()
+
+    def _spill(self) -> None:
+        run = fold_order(set(self.buffer))
+        self.buffer = []
+        f = tempfile.TemporaryFile(prefix="replay-run-")  # noqa: SIM115 - closed in close()
+        for start in range(0, len(run), BLOCK_ROWS):
+            pickle.dump(run[start:start + BLOCK_ROWS], f, protocol=5)
+        self.runs.append(f)
+
+    def in_memory(self) -> list[Row]:
+        """All the distinct rows, in `total_order` (only when nothing was spilled)."""
+        assert not self.runs
+        rows = total_order(set(self.buffer))
+        self.distinct = len(rows)
+        return rows
+
+    def merged(self) -> Iterator[Row]:
+        """The distinct rows in fold order, merged from the runs and the rows still held."""
+        runs: list[Iterable[Row]] = [_read_run(f) for f in self.runs]
+        runs.append(fold_order(set(self.buffer)))
+        self.buffer = []
+        for _, equal in groupby(heapq.merge(*runs, key=_merge_key)):
+            self.distinct += 1
+            yield next(equal)
+
+    def close(self) -> None:
+        for f in self.runs:
+            f.close()
+        self.runs = []
