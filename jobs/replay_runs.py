@@ -29,6 +29,7 @@ from schemas import event_types as ET
 
 Row = tuple[Any, ...]  # the fields of `statemachine.events.Event`, in order
 BLOCK_ROWS = 10_000  # rows per pickle in a run file: one block per run is in memory
+_FIRST = itemgetter(0)
 
 
 def full_key(e: Row) -> Row:
@@ -65,10 +66,6 @@ def fold_key(e: Row) -> Row:
     """`apply_order` of the row, then `cheap_key`: the order of a run, before ties."""
     scope = 0 if e[2] in ET.TOPIC_EVENTS else 1
     return (e[0], scope, e[4] or "", -1 if e[5] is None else e[5], e[2], cheap_key(e))
-
-
-def _merge_key(e: Row) -> Row:
-    return (fold_key(e), full_key(e))
 
 
 def fold_order(rows: set[Row]) -> list[Row]:
@@ -126,13 +123,20 @@ class GroupRows:
         return rows
 
     def merged(self) -> Iterator[Row]:
-        """The distinct rows in fold order, merged from the runs and the rows still held."""
+        """The distinct rows in fold order, merged from the runs and the rows still held.
+
+        The runs are merged on `fold_key` alone (computed once per row); the rare rows
+        that tie on it are deduplicated and ordered by every column, as in `fold_order`."""
         runs: list[Iterable[Row]] = [_read_run(f) for f in self.runs]
         runs.append(fold_order(set(self.buffer)))
         self.buffer = []
-        for _, equal in groupby(heapq.merge(*runs, key=_merge_key)):
-            self.distinct += 1
-            yield next(equal)
+        keyed = [((fold_key(e), e) for e in run) for run in runs]
+        for _, tied in groupby(heapq.merge(*keyed, key=_FIRST), key=_FIRST):
+            group = [e for _, e in tied]
+            if len(group) > 1:
+                group = sorted(set(group), key=full_key)
+            self.distinct += len(group)
+            yield from group
 
     def close(self) -> None:
         for f in self.runs:

@@ -91,12 +91,12 @@ def make_replay_fn(
         tagged: list[tuple[Any, ...]] = []
         kinds: Counter[str] = Counter()
 
-        def add(table: str, rows: list[Any]) -> None:
-            if rows:
-                tagged.append((cluster, bucket, table, len(rows), encode(table, rows),
-                               0, 0, 0, 0, 0, None, None, None))
+        def add(table: str, table_rows: list[Any]) -> None:
+            if table_rows:
+                tagged.append((cluster, bucket, table, len(table_rows),
+                               encode(table, table_rows), 0, 0, 0, 0, 0, None, None, None))
                 if table == "findings":
-                    kinds.update(f.kind for f in rows)
+                    kinds.update(f.kind for f in table_rows)
 
         def emit(out: Outputs, tables: tuple[tuple[str, str], ...]) -> None:
             for attr, table in tables:
