@@ -190,8 +190,8 @@ def main(argv: list[str] | None = None, spark: Any = None) -> int:
             for table, batches in timeline_batches.items()
         ]
         seconds["timeline"] = time.perf_counter() - t
-        log(f"timeline: scanned {scanned} of {len(log_files)} file(s) (the rest: from the "
-            f"checkpoint's history); clusters={clusters} steps="
+        log(f"timeline: {scanned} file(s) scanned, {len(log_files) - scanned} known from the "
+            f"checkpoint's history; clusters={clusters} steps="
             f"{ {c: len(tl.steps) for c, tl in timelines.items()} }")
 
         t = time.perf_counter()
