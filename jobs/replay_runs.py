@@ -2,11 +2,12 @@
 most `spill_rows` of them in memory.
 
 Spark gives no order inside a group, so the rows must be sorted before the fold. A group
-of a normal run fits in memory (the bench log's largest holds about 20,000 rows), and is
+of a normal run fits in memory (the bench log's 64 groups hold 3,700 to 74,000 rows), and is
 sorted there (`total_order`; the core then sorts by seq). A group larger than
 `spill_rows`, like a first replay of a long history, is an external sort instead. Each
-`spill_rows` rows are deduplicated, sorted and written to an anonymous temporary file as
-a run. The runs are then merged lazily and handed to the fold in pieces
+`spill_rows` rows are deduplicated, sorted and written to an anonymous temporary file
+(in Spark's local directories) as a run; the files are closed, hence removed, with the
+group. The runs are then merged lazily and handed to the fold in pieces
 (`statemachine.replay.Fold`). The memory a group needs then depends on `spill_rows`, not
 on how many events the group has.
 
@@ -18,6 +19,7 @@ duplicates are adjacent and counted once.
 from __future__ import annotations
 
 import heapq
+import os
 import pickle
 import tempfile
 from collections.abc import Iterable, Iterator
@@ -72,6 +74,13 @@ def fold_order(rows: set[Row]) -> list[Row]:
     return _resolve_ties(sorted(((fold_key(e), e) for e in rows), key=itemgetter(0)))
 
 
+def _spill_dir() -> str | None:
+    """Spark's local directories, as PySpark's own external sorter uses them (executors
+    get SPARK_LOCAL_DIRS; elsewhere the system's temporary directory)."""
+    dirs = os.environ.get("SPARK_LOCAL_DIRS")
+    return dirs.split(",")[0] if dirs else None
+
+
 def _read_run(f: IO[bytes]) -> Iterator[Row]:
     f.seek(0)
     while True:
@@ -110,7 +119,7 @@ class GroupRows:
     def _spill(self) -> None:
         run = fold_order(set(self.buffer))
         self.buffer = []
-        f = tempfile.TemporaryFile(prefix="replay-run-")  # noqa: SIM115 - closed in close()
+        f = tempfile.TemporaryFile(prefix="replay-run-", dir=_spill_dir())  # noqa: SIM115
         for start in range(0, len(run), BLOCK_ROWS):
             pickle.dump(run[start:start + BLOCK_ROWS], f, protocol=5)
         self.runs.append(f)
