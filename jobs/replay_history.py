@@ -26,9 +26,8 @@ from urllib.parse import unquote
 
 from jobs.io_events import READ_OPTIONS, read_events
 from jobs.io_tables import delete_path, path_exists, read_text, rename_path, write_text
-from jobs.replay_timeline import LogScan, event_of, scan_log, sort_events
+from jobs.replay_timeline import LogScan, event_of, log_scan, scan_log
 from schemas.events import EVENT_SCHEMA
-from schemas.state import CLUSTER_BUCKET
 
 HISTORY_FORMAT = 1
 
@@ -56,7 +55,7 @@ def load_history(spark: Any, checkpoint: str, buckets: int) -> History | None:
         raise ValueError(f"{path} has format {saved.get('format')}, this build reads "
                          f"{HISTORY_FORMAT}; replay in full with a new checkpoint")
     events = {c: [event_of(e) for e in evs] for c, evs in saved["cluster_events"].items()}
-    return History(frozenset(saved["files"]), _scan(saved["clusters"], events, buckets))
+    return History(frozenset(saved["files"]), log_scan(saved["clusters"], events, buckets))
 
 
 def save_history(spark: Any, checkpoint: str, files: list[str], scan: LogScan) -> None:
@@ -72,12 +71,6 @@ def save_history(spark: Any, checkpoint: str, files: list[str], scan: LogScan) -
     write_text(spark, f"{path}.tmp", text + "\n")
     delete_path(spark, path)
     rename_path(spark, f"{path}.tmp", path)
-
-
-def _scan(clusters: Any, events: dict[str, list[Any]], buckets: int) -> LogScan:
-    every_bucket = [CLUSTER_BUCKET, *range(buckets)]
-    return LogScan({c: every_bucket for c in sorted(clusters)},
-                   {c: sort_events(events.get(c, [])) for c in sorted(clusters)})
 
 
 def input_files(spark: Any, events_dir: str) -> list[str]:
@@ -104,4 +97,4 @@ def scan_with_history(
         c: list({*history.scan.cluster_events.get(c, []), *fresh.cluster_events.get(c, [])})
         for c in clusters
     }
-    return _scan(clusters, events, buckets), len(new)
+    return log_scan(clusters, events, buckets), len(new)

@@ -13,6 +13,7 @@ wakes) and the full rows of the valid cluster events only.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -69,11 +70,16 @@ def scan_log(events: Any, buckets: int) -> LogScan:
     by_cluster: dict[str, set[Event]] = {c: set() for c in clusters}
     for r in normalised.where(is_cluster_event).select("cluster", *fields).distinct().collect():
         by_cluster[r[0]].add(event_of(r[1:]))
+    return log_scan(clusters, by_cluster, buckets)
+
+
+def log_scan(clusters: Iterable[str], events: Mapping[str, Iterable[Event]],
+             buckets: int) -> LogScan:
+    """The scan of a log with these clusters and cluster-scope events (any order)."""
     every_bucket = [CLUSTER_BUCKET, *range(buckets)]
-    return LogScan(
-        {c: every_bucket for c in clusters},
-        {c: sort_events(evs) for c, evs in by_cluster.items()},
-    )
+    ordered = sorted(clusters)
+    return LogScan({c: every_bucket for c in ordered},
+                   {c: sort_events(events.get(c, ())) for c in ordered})
 
 
 def build_timelines(scan: LogScan) -> dict[str, ClusterTimeline]:
