@@ -10,9 +10,7 @@ the two constant columns. Timestamps travel as microseconds since the epoch (UTC
 
 from __future__ import annotations
 
-import gc
 from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
 from functools import cache
 from operator import itemgetter
 from typing import Any
@@ -48,20 +46,6 @@ def arrow_type(dtype: T.DataType) -> pa.DataType:
 
 def arrow_schema(table: str) -> pa.Schema:
     return pa.schema([pa.field(f.name, arrow_type(f.dataType)) for f in TABLES[table].fields])
-
-
-@contextmanager
-def gc_paused() -> Iterator[None]:
-    """Pause the cyclic GC while millions of short-lived tuples are built: the rows hold
-    no cycles, and the collector's generation scans otherwise cost more than the work
-    (measured: transposing 280k rows took 0.78 s with the GC on, 0.27 s with it off)."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 # LZ4 frames: the rows are very repetitive (214 MB of state_changes on the bench log become

@@ -16,8 +16,8 @@ from typing import Any
 
 import pyarrow as pa
 
-from jobs.replay_codec import gc_paused
 from schemas.state import LIST_COLUMNS, PACKED_SCHEMA, ROW_COLUMNS
+from statemachine.replay import gc_paused
 
 PACKED_ARROW = pa.schema(
     [

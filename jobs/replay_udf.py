@@ -20,7 +20,7 @@ from typing import Any
 
 import pandas as pd
 
-from jobs.replay_codec import encode, gc_paused
+from jobs.replay_codec import encode
 from jobs.replay_pack import unpack
 from jobs.replay_runs import GroupRows
 from schemas.state import CLUSTER_BUCKET, COUNTS_TAG, OFFLINE_LISTED, TAGGED_SCHEMA
@@ -28,7 +28,7 @@ from statemachine.cluster import ClusterTimeline, build_timeline
 from statemachine.context import Outputs, ReplayConfig
 from statemachine.events import Event
 from statemachine.model import BucketState
-from statemachine.replay import Fold, replay
+from statemachine.replay import Fold, gc_paused, replay
 from statemachine.rows import FindingRow
 
 EVENT_FIELDS = Event._fields  # seq, ts, event_type, broker_id, ...

@@ -29,7 +29,7 @@ from statemachine.flows import apply_cluster_step, apply_event
 from statemachine.model import BucketState
 
 __all__ = ["BucketState", "Fold", "Outputs", "ReplayConfig", "apply_order", "bucket_of",
-           "replay"]
+           "gc_paused", "replay"]
 
 _SEQ = attrgetter("seq")
 
@@ -71,10 +71,11 @@ Flush = Callable[[Outputs], None]
 
 
 @contextmanager
-def _gc_paused() -> Iterator[None]:
-    """The fold allocates millions of small tuples and no reference cycles, so the cyclic
-    collector only rescans the live heap (measured: 40% of the time). Refcounting frees
-    everything; the collector is paused while the fold runs and restored after."""
+def gc_paused() -> Iterator[None]:
+    """Pause the cyclic GC while millions of short-lived tuples are built. They hold no
+    reference cycles, so the collector only rescans the live heap (measured: 40% of the
+    fold's time; in the job, transposing 280k rows took 0.78 s with it on, 0.27 s off).
+    Refcounting frees everything; the collector is restored after."""
     paused = gc.isenabled()
     gc.disable()
     try:
@@ -108,7 +109,7 @@ def replay(
     `until` (the end of the log this batch of events was planned from); the steps beyond it
     wait for the next replay, whose events may come before them.
     """
-    with _gc_paused():
+    with gc_paused():
         fold = Fold(state, timeline, config, flush, flush_rows, until)
         fresh = list(events)
         _sort(fresh)
@@ -133,7 +134,7 @@ class Fold:
         until: int | None = None,
     ) -> None:
         state = state or BucketState()
-        with _gc_paused():
+        with gc_paused():
             topics = state.thaw()
         self.ctx = Ctx(config or ReplayConfig(), timeline, topics)
         self.out = self.ctx.out
@@ -155,7 +156,7 @@ class Fold:
     def feed(self, events: Iterable[Event], checked: bool = True) -> None:
         """Apply `events` (in `apply_order`; checked unless the caller has just sorted
         them: an event out of order raises ValueError)."""
-        with _gc_paused():
+        with gc_paused():
             self._feed(events, checked)
 
     def _feed(self, events: Iterable[Event], checked: bool) -> None:
@@ -186,7 +187,7 @@ class Fold:
             self.step, self.last_key = i, last_key
 
     def finish(self) -> tuple[BucketState, Outputs]:
-        with _gc_paused():
+        with gc_paused():
             steps, until = self.steps, self.until
             i, n = self.step, len(steps)
             while i < n and (until is None or steps[i].seq <= until):
