@@ -27,7 +27,8 @@ from itertools import groupby
 from operator import itemgetter
 from typing import IO, Any
 
-from schemas import event_types as ET
+from statemachine.events import Event
+from statemachine.replay import apply_order
 
 Row = tuple[Any, ...]  # the fields of `statemachine.events.Event`, in order
 BLOCK_ROWS = 10_000  # rows per pickle in a run file: one block per run is in memory
@@ -66,8 +67,7 @@ def total_order(rows: set[Row]) -> list[Row]:
 
 def fold_key(e: Row) -> Row:
     """`apply_order` of the row, then `cheap_key`: the order of a run, before ties."""
-    scope = 0 if e[2] in ET.TOPIC_EVENTS else 1
-    return (e[0], scope, e[4] or "", -1 if e[5] is None else e[5], e[2], cheap_key(e))
+    return (*apply_order(Event._make(e)), cheap_key(e))
 
 
 def fold_order(rows: set[Row]) -> list[Row]:

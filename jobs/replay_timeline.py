@@ -19,6 +19,7 @@ from typing import Any
 
 from pyspark.sql import functions as F
 
+from jobs.replay_runs import full_key
 from jobs.replay_validate import reason_column
 from schemas import event_types as ET
 from schemas.state import CLUSTER_BUCKET
@@ -43,13 +44,9 @@ def event_of(values: Any) -> Event:
     return Event(*[tuple(v) if isinstance(v, list) else v for v in values])
 
 
-def _sort_key(e: Event) -> tuple[Any, ...]:
-    return tuple((v is None, v if v is not None else 0) for v in e)
-
-
 def sort_events(events: Any) -> list[Event]:
     """A total order over the row contents, so the timeline does not depend on read order."""
-    return sorted(events, key=_sort_key)
+    return sorted(events, key=full_key)
 
 
 def scan_log(events: Any, buckets: int) -> LogScan:

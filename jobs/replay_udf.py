@@ -31,7 +31,6 @@ from statemachine.model import BucketState
 from statemachine.replay import Fold, gc_paused, replay
 from statemachine.rows import FindingRow
 
-EVENT_FIELDS = Event._fields  # seq, ts, event_type, broker_id, ...
 TAGGED_COLUMNS = [f.name for f in TAGGED_SCHEMA.fields]
 
 # Core output list -> table name: the state tables (once, after the fold) and the per-event
