@@ -20,10 +20,10 @@ $(STAMP): pyproject.toml
 install: $(STAMP) ## create .venv/ with everything the jobs and tests need
 
 run: install ## replay a generated sample log locally and print a summary
-	$(PY) -m jobs.run_sample --out $(OUT)
+	$(PY) -m jobs.sample --out $(OUT)
 
 ingest-sample: install ## ingest sample Kafka logs, replay them, compare with what Kafka logged
-	$(PY) -m jobs.ingest_logs --logs tests/fixtures/ingest/versions/ak2.2 --out $(OUT)/ingest
+	$(PY) -m jobs.ingest --logs tests/fixtures/ingest/versions/ak2.2 --out $(OUT)/ingest
 	$(PY) -m jobs.replay --events $(OUT)/ingest/events --out $(OUT)/ingest-replay
 	$(PY) -m jobs.compare --observed $(OUT)/ingest --replayed $(OUT)/ingest-replay --out $(OUT)/ingest-compare
 
@@ -40,7 +40,7 @@ typecheck: install ## mypy --strict on the pure packages
 	.venv/bin/mypy --strict statemachine schemas
 
 bench-core: install ## events per second of the pure core (no Spark)
-	$(PY) -m jobs.bench_core --preset $(BENCH)
+	$(PY) -m jobs.bench.core --preset $(BENCH)
 
 bench: install ## Spark job vs pure core on a simulated log; writes BENCHMARKS.md, bench.json
 	$(PY) -m jobs.bench --preset $(BENCH)

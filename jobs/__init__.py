@@ -1,4 +1,13 @@
-"""Spark side of the project: read, validate, group, replay, write (DESIGN §2).
+"""The commands, one package each; every job is a thin `main(argv) -> int` over its stages.
 
-No Kafka rule is decided here; every decision is the core's (`statemachine/`).
+    replay/   event log -> state tables, requests, findings (Spark Structured Streaming)
+    ingest/   controller.log / state-change.log text -> event log (pure parser + Spark job)
+    compare/  a replay against what Kafka itself logged
+    sim/      a simulated cluster's event log
+    sample/   `make run`: simulate the sample log and replay it
+    bench/    the benchmarks
+    common/   the Spark session and table I/O shared by the jobs
+
+`submit.py` is the file `spark-submit` runs. No Kafka rule is decided in `jobs/`: every
+controller decision is the core's (`statemachine/`).
 """

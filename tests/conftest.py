@@ -15,7 +15,7 @@ def spark() -> Iterator[Any]:
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     os.environ["PYSPARK_PYTHON"] = sys.executable
     os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
-    from jobs.session import build_session
+    from jobs.common.session import build_session
 
     session = build_session(
         app_name="tests",

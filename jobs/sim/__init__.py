@@ -1,4 +1,4 @@
-"""The cluster simulator behind `python -m jobs.simulate` (see `jobs/simulate.py`).
+"""The cluster simulator behind `python -m jobs.sim` (`cli.py` is the command).
 
 presets.py  the named sizes (tiny, sample, bench, large) and their event mix
 truth.py    the simulator's own view of the cluster: who is alive, who leads, who is in sync

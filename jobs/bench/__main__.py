@@ -1,0 +1,7 @@
+"""`python -m jobs.bench`: the Spark job against the pure core on a simulated log (make bench)."""
+
+import sys
+
+from jobs.bench.job import main
+
+sys.exit(main())

@@ -1,0 +1,1 @@
+"""`python -m jobs.compare`: a replay held against what Kafka itself logged."""

@@ -1,0 +1,265 @@
+"""Facts in the controller's order -> events (DESIGN §4) and observed state changes.
+
+The input is every fact of every file, sorted by (timestamp, file, line, index in line):
+`order_key` is that key, and the Spark job sorts by the same columns. The walk is
+sequential because one controller event is often logged over several lines:
+
+* a failover: `N successfully elected as the controller` (or `starting become controller`,
+  `Incremented epoch to`) opens it; `Currently active brokers in the cluster: ...` gives
+  the live brokers; `Ready to serve as the new controller` closes it. If the excerpt never
+  names the live brokers, the event lists the new controller alone (the one broker known
+  to be registered).
+* a BrokerChange: `Newly added brokers: ..., deleted brokers: ...` is the event; the
+  `New broker startup callback for` / `Broker failure callback for` lines that follow
+  belong to it. A callback with no BrokerChange line before it is the event itself.
+* a topic creation: `New topics: ...` / `New partitions to be added ...` is the event; the
+  state-change `NonExistentPartition -> NewPartition with assigned replicas` lines that
+  follow belong to it. Without such a line (a state-change.log alone), those transitions
+  are the creation; consecutive ones of one topic are one event.
+* StopReplica responses: 2.3+ logs `Delete topic callback invoked on StopReplica response
+  ... partition errors = ...` (with error codes) and then `Deletion successfully completed
+  for replicas ...`; older versions only the latter. Either gives the response once.
+
+Rows that come from one record share one `seq`; seqs count from 1 in the merged order.
+Observations get the `seq` of the last event at or before them (0: before the first), so
+they line up with the replay of that event.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any, NamedTuple
+
+from jobs.ingest.logparse.facts import EVENT_KINDS, OBSERVED_EVENT_KINDS, Fact, Located
+from jobs.ingest.logparse.values import Ints
+from schemas import event_types as ET
+from statemachine.events import Event
+
+_BROKER_CHANGE_KINDS = frozenset(
+    {"broker_change", "broker_up", "broker_down", "startup_callback", "failure_callback"})
+_FAILOVER_KINDS = frozenset({"failover", "failover_epoch", "failover_brokers", "failover_ready"})
+NEW = "NewPartition"
+NONEXISTENT = "NonExistentPartition"
+
+
+# The contract's event, with `ts` as epoch microseconds (the core's Event carries any ts).
+EventRow = Event
+
+
+class ObservedRow(NamedTuple):
+    seq: int
+    pos: int  # position in the merged order of all facts
+    ts: int
+    source: str
+    observed_by: str
+    kind: str
+    topic: str | None
+    partition: int | None
+    broker_id: int | None
+    from_state: str | None
+    to_state: str | None
+    leader: int | None
+    leader_epoch: int | None
+    isr: Ints | None
+    zk_version: int | None
+    replicas: Ints | None
+    brokers: Ints | None
+    controller_id: int | None
+    controller_epoch: int | None
+    valid: bool | None
+    error: str | None
+    detail: str | None
+
+
+def order_key(file: str, line: int, ts: int, index: int) -> tuple[int, str, int, int]:
+    return (ts, file, line, index)
+
+
+class Assembler:
+    """Feed located facts in order with `add`; read `events` and `observations`."""
+
+    def __init__(self, assume_controller: int | None = None,
+                 assume_live: Iterable[int] | None = None) -> None:
+        self.events: list[list[Any]] = []  # EventRow fields, mutable until `finish`
+        self.observations: list[ObservedRow] = []
+        self.seq = 0
+        self.pos = 0
+        self._record: tuple[str, int] | None = None
+        self._record_seq = 0
+        self._failover: dict[int | None, dict[str, Any]] = {}
+        self._bc: dict[int | None, dict[str, Any]] = {}
+        self._created: set[tuple[str, int]] = set()
+        self._inferred_topic: str | None = None
+        self._responded: set[tuple[str, int, int]] = set()
+        if assume_controller is not None:
+            # Operator-supplied start of a log that begins mid-life (DESIGN §4 needs a
+            # ControllerFailover before anything else can be replayed).
+            live = tuple(sorted(set(assume_live or ()) | {assume_controller}))
+            self.seq = 0
+            self.events.append(list(EventRow(0, 0, ET.CONTROLLER_FAILOVER, assume_controller,
+                                             brokers=live, source="assumed:--assume-live")))
+        self._assumed_ts_pending = assume_controller is not None
+
+    # -- helpers --------------------------------------------------------------------------
+    def _new_seq(self, loc: Located) -> int:
+        key = (loc.file, loc.line)
+        if self._record != key:
+            self.seq += 1
+            self._record, self._record_seq = key, self.seq
+            self._inferred_topic = None
+        return self._record_seq
+
+    def _emit(self, loc: Located, ts: int, event_type: str, **kw: Any) -> None:
+        if self._assumed_ts_pending:  # the assumed failover happens when the log begins
+            self.events[0][1] = ts
+            self._assumed_ts_pending = False
+        seq = self._new_seq(loc)
+        row = EventRow(seq, ts, event_type, source=f"{loc.file}:{loc.line}", **kw)
+        self.events.append(list(row))
+
+    def _close_other(self, cid: int | None, kind: str) -> None:
+        """Another controller event ends the multi-line events still open for `cid`."""
+        if kind not in _BROKER_CHANGE_KINDS:
+            self._bc.pop(cid, None)
+        if kind not in _FAILOVER_KINDS:
+            self._failover.pop(cid, None)
+
+    # -- the walk -------------------------------------------------------------------------
+    def add(self, loc: Located, ts: int) -> None:
+        f = loc.fact
+        if f.kind in EVENT_KINDS or f.kind == "partition_transition":
+            self._event(loc, f, ts)
+        if f.kind not in EVENT_KINDS or f.kind in OBSERVED_EVENT_KINDS:
+            self._observe(loc, f, ts)
+        self.pos += 1
+
+    def _observe(self, loc: Located, f: Fact, ts: int) -> None:
+        self.observations.append(ObservedRow(
+            self.seq, self.pos, ts, f"{loc.file}:{loc.line}", loc.observed_by, f.kind,
+            f.topic, f.partition, f.broker_id, f.from_state, f.to_state, f.leader,
+            f.leader_epoch, f.isr, f.zk_version, f.replicas, f.brokers, f.controller_id,
+            f.controller_epoch, f.valid, f.error, f.detail,
+        ))
+
+    def _event(self, loc: Located, f: Fact, ts: int) -> None:  # noqa: C901 - one dispatch
+        k, cid = f.kind, f.controller_id
+        if k == "partition_transition":
+            self._maybe_inferred_creation(loc, f, ts)
+            return
+        self._close_other(cid, k)
+        if k in ("failover", "failover_epoch", "failover_brokers", "failover_ready"):
+            self._failover_fact(loc, f, ts)
+            return
+        if k == "broker_change":
+            self._bc[cid] = {"up": set(), "down": set(), "seq": None}
+            return
+        if k in ("broker_up", "broker_down"):
+            et = ET.BROKER_STARTUP if k == "broker_up" else ET.BROKER_FAILURE
+            self._emit(loc, ts, et, broker_id=f.broker_id)
+            bc = self._bc.setdefault(cid, {"up": set(), "down": set(), "seq": None})
+            if k == "broker_up":
+                bc["up"].add(f.broker_id)
+                if f.detail == "bounced":
+                    bc["down"].add(f.broker_id)
+            else:
+                bc["down"].add(f.broker_id)
+            return
+        if k in ("startup_callback", "failure_callback"):
+            open_bc = self._bc.get(cid)
+            pool = None if open_bc is None else open_bc[
+                "up" if k == "startup_callback" else "down"]
+            if pool is not None and f.broker_id in pool:
+                pool.discard(f.broker_id)  # logged as part of the BrokerChange before it
+                return
+            et = ET.BROKER_STARTUP if k == "startup_callback" else ET.BROKER_FAILURE
+            self._emit(loc, ts, et, broker_id=f.broker_id)
+            return
+        if k == "controlled_shutdown":
+            self._emit(loc, ts, ET.CONTROLLED_SHUTDOWN, broker_id=f.broker_id)
+        elif k == "new_partition":
+            assert f.topic is not None and f.partition is not None
+            self._created.add((f.topic, f.partition))
+            self._emit(loc, ts, ET.PARTITION_CREATED, topic=f.topic, partition=f.partition,
+                       replicas=f.replicas)
+        elif k == "deletion_start":
+            self._emit(loc, ts, ET.TOPIC_DELETION_REQUESTED, topic=f.topic)
+        elif k == "deletion_done":
+            self._emit(loc, ts, ET.TOPIC_DELETION_COMPLETED, topic=f.topic)
+        elif k == "stop_replica_response":
+            assert f.topic is not None and f.partition is not None and f.broker_id is not None
+            self._responded.add((f.topic, f.partition, f.broker_id))
+            self._emit(loc, ts, ET.STOP_REPLICA_RESPONSE, topic=f.topic, partition=f.partition,
+                       broker_id=f.broker_id, error=f.error)
+        elif k == "replica_deleted":
+            assert f.topic is not None and f.partition is not None and f.broker_id is not None
+            key = (f.topic, f.partition, f.broker_id)
+            if key in self._responded:
+                self._responded.discard(key)
+            else:
+                self._emit(loc, ts, ET.STOP_REPLICA_RESPONSE, topic=f.topic,
+                           partition=f.partition, broker_id=f.broker_id)
+        elif k == "reassign_start" or (k == "reassign_update" and f.detail == "start"):
+            if f.partition is not None:
+                self._emit(loc, ts, ET.REASSIGNMENT_REQUESTED, topic=f.topic,
+                           partition=f.partition, replicas=f.replicas)
+        elif k == "isr_update":
+            if f.partition is not None:
+                self._emit(loc, ts, ET.ISR_CHANGED, topic=f.topic, partition=f.partition,
+                           isr=f.isr, leader_epoch=f.leader_epoch)
+        elif k == "election_start":
+            et = (ET.UNCLEAN_LEADER_ELECTION if f.detail == "UNCLEAN"
+                  else ET.PREFERRED_LEADER_ELECTION)
+            self._emit(loc, ts, et, topic=f.topic, partition=f.partition)
+        elif k == "unclean_enabled":
+            self._emit(loc, ts, ET.TOPIC_CONFIG_CHANGED, topic=f.topic,
+                       unclean_leader_election=True)
+
+    def _failover_fact(self, loc: Located, f: Fact, ts: int) -> None:
+        cid = f.controller_id
+        open_: dict[str, Any] | None = self._failover.get(cid)
+        if open_ is None:
+            if cid is None:
+                return  # a failover line with no controller id cannot be placed
+            self._emit(loc, ts, ET.CONTROLLER_FAILOVER, broker_id=cid, brokers=(cid,))
+            open_ = {"row": self.events[-1], "brokers": False}
+            self._failover[cid] = open_
+        if f.kind == "failover_brokers" and f.brokers is not None:
+            open_["row"][EventRow._fields.index("brokers")] = tuple(sorted(set(f.brokers)))
+            open_["brokers"] = True
+        if f.kind == "failover_ready":
+            del self._failover[cid]
+
+    def _maybe_inferred_creation(self, loc: Located, f: Fact, ts: int) -> None:
+        if not (f.from_state == NONEXISTENT and f.to_state == NEW and f.valid
+                and f.replicas is not None and f.topic is not None
+                and f.partition is not None):
+            return
+        key = (f.topic, f.partition)
+        if key in self._created:
+            self._created.discard(key)  # the state change of a logged creation event
+            return
+        if self._inferred_topic == f.topic and self.events:
+            # One more partition of the topic being created: same controller event.
+            self._record = (loc.file, loc.line)
+            seq = self._record_seq
+            self.events.append(list(EventRow(seq, self.events[-1][1], ET.PARTITION_CREATED,
+                                             topic=f.topic, partition=f.partition,
+                                             replicas=f.replicas,
+                                             source=f"{loc.file}:{loc.line}")))
+            return
+        self._emit(loc, ts, ET.PARTITION_CREATED, topic=f.topic, partition=f.partition,
+                   replicas=f.replicas)
+        self._inferred_topic = f.topic
+
+    def finish(self) -> list[EventRow]:
+        return [EventRow(*e) for e in self.events]
+
+
+def assemble(located: Iterable[tuple[Located, int]], assume_controller: int | None = None,
+             assume_live: Iterable[int] | None = None
+             ) -> tuple[list[EventRow], list[ObservedRow]]:
+    """Walk (fact, effective timestamp) pairs already sorted by `order_key`."""
+    a = Assembler(assume_controller, assume_live)
+    for loc, ts in located:
+        a.add(loc, ts)
+    return a.finish(), a.observations

@@ -1,0 +1,7 @@
+"""`python -m jobs.replay`: replay an event log with Spark, write the state and request tables."""
+
+import sys
+
+from jobs.replay.job import main
+
+sys.exit(main())

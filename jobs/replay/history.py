@@ -1,0 +1,100 @@
+"""What earlier runs learnt from the log, kept in the checkpoint, so that a nightly run
+scans only the files that are new to it.
+
+The cluster timeline needs every cluster-scope row since the log began, and a run wakes
+every cluster seen so far. Rebuilding both from the whole log each night would read a
+year of files to replay one day. It would also go wrong once old files are removed by
+retention: the timeline would forget which brokers are alive. So each committed run saves
+`<checkpoint>/history.json`, which holds:
+
+* the files scanned;
+* the clusters seen;
+* the distinct valid cluster-scope events per cluster (a few per broker restart, so
+  thousands of rows for a year of a busy cluster).
+
+The next run scans only the files missing from it. The history is replaced after the
+streaming query has committed, so a run that crashes keeps the previous history, and its
+files are scanned again next time.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import unquote
+
+from jobs.common.tables import delete_path, path_exists, read_text, rename_path, write_text
+from jobs.replay.source import READ_OPTIONS, read_events
+from jobs.replay.timeline import LogScan, event_of, log_scan, scan_log
+from schemas.events import EVENT_SCHEMA
+
+HISTORY_FORMAT = 1
+
+
+@dataclass(frozen=True)
+class History:
+    files: frozenset[str]  # as Spark lists them (`DataFrame.inputFiles()`)
+    scan: LogScan
+
+
+def _path(checkpoint: str) -> str:
+    return f"{checkpoint.rstrip('/')}/history.json"
+
+
+def load_history(spark: Any, checkpoint: str, buckets: int) -> History | None:
+    path = _path(checkpoint)
+    if not path_exists(spark, path):
+        # A run that stopped between removing the old history and renaming the new one
+        # left the new one complete under its temporary name.
+        path = f"{path}.tmp"
+        if not path_exists(spark, path):
+            return None
+    saved = json.loads(read_text(spark, path))
+    if saved.get("format") != HISTORY_FORMAT:
+        raise ValueError(f"{path} has format {saved.get('format')}, this build reads "
+                         f"{HISTORY_FORMAT}; replay in full with a new checkpoint")
+    events = {c: [event_of(e) for e in evs] for c, evs in saved["cluster_events"].items()}
+    return History(frozenset(saved["files"]), log_scan(saved["clusters"], events, buckets))
+
+
+def save_history(spark: Any, checkpoint: str, files: list[str], scan: LogScan) -> None:
+    """Replace the history (written aside, then renamed over the old one)."""
+    text = json.dumps({
+        "format": HISTORY_FORMAT,
+        "files": sorted(files),
+        "clusters": sorted(scan.buckets),
+        "cluster_events": {c: [list(e) for e in evs]
+                           for c, evs in sorted(scan.cluster_events.items())},
+    }, separators=(",", ":"))
+    path = _path(checkpoint)
+    write_text(spark, f"{path}.tmp", text + "\n")
+    delete_path(spark, path)
+    rename_path(spark, f"{path}.tmp", path)
+
+
+def input_files(spark: Any, events_dir: str) -> list[str]:
+    """Every data file of the log, as Spark lists them (hidden and `_` files skipped)."""
+    reader = spark.read.schema(EVENT_SCHEMA).options(**READ_OPTIONS)
+    return sorted(reader.parquet(events_dir).inputFiles())
+
+
+def scan_with_history(
+    spark: Any, events_dir: str, files: list[str], history: History | None, buckets: int
+) -> tuple[LogScan, int]:
+    """The whole log's scan: the history plus a scan of the files it has not seen.
+    Returns the scan and the number of files read."""
+    if history is None:
+        return scan_log(read_events(spark, events_dir), buckets), len(files)
+    new = [f for f in files if f not in history.files]
+    if not new:
+        return history.scan, 0
+    # `inputFiles()` gives URIs (a space is %20); the reader takes paths.
+    reader = spark.read.schema(EVENT_SCHEMA)
+    fresh = scan_log(reader.parquet(*[unquote(f) for f in new]), buckets)
+    clusters = set(history.scan.buckets) | set(fresh.buckets)
+    events = {
+        c: list({*history.scan.cluster_events.get(c, []), *fresh.cluster_events.get(c, [])})
+        for c in clusters
+    }
+    return log_scan(clusters, events, buckets), len(new)

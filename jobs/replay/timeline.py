@@ -1,0 +1,92 @@
+"""The cluster timelines, built on the driver from the cluster-scope rows of the whole log
+(those of the files earlier runs scanned come from the checkpoint: `jobs.replay.history`).
+
+Cluster-scope rows (broker startup/failure, controlled shutdown, controller failover) are a
+tiny fraction of a log, and every partition needs them, so they are collected once, folded
+per cluster by the core (`statemachine.cluster.build_timeline`) and shipped to the executors
+inside the replay function's closure. The core applies the steps itself; broker events are
+never copied to partitions.
+
+The scan reads few columns: the cluster of every row (the clusters whose buckets each run
+wakes) and the full rows of the valid cluster events only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from pyspark.sql import functions as F
+
+from jobs.replay.keying import reason_column
+from jobs.replay.runs import full_key
+from schemas import event_types as ET
+from schemas.state import CLUSTER_BUCKET
+from statemachine.cluster import ClusterTimeline, broker_intervals, build_timeline, controller_rows
+from statemachine.events import Event
+
+EVENT_FIELDS = Event._fields
+
+
+@dataclass(frozen=True)
+class LogScan:
+    """What the driver needs from the whole log: the groups to wake per cluster (every
+    bucket and the cluster-scope group), and the distinct valid cluster-scope events per
+    cluster (ts as microseconds)."""
+
+    buckets: dict[str, list[int]]
+    cluster_events: dict[str, list[Event]]
+
+
+def event_of(values: Any) -> Event:
+    """An Event from a Spark row or a JSON list of its fields (lists become tuples)."""
+    return Event(*[tuple(v) if isinstance(v, list) else v for v in values])
+
+
+def sort_events(events: Any) -> list[Event]:
+    """A total order over the row contents, so the timeline does not depend on read order."""
+    return sorted(events, key=full_key)
+
+
+def scan_log(events: Any, buckets: int) -> LogScan:
+    """Two narrow passes over the log. Every bucket of a cluster is woken, not only the
+    occupied ones: an empty bucket costs one trivial group call, and knowing which are
+    occupied would cost hashing every row. Exact duplicates of cluster rows are dropped
+    here (a repeated ControllerFailover would bump the epoch twice); the replay counts
+    them."""
+    normalised = events.withColumn(
+        "cluster", F.coalesce(F.col("cluster"), F.lit(ET.DEFAULT_CLUSTER))
+    )
+    clusters = sorted(r[0] for r in normalised.select("cluster").distinct().collect())
+    fields = [F.unix_micros(F.col("ts")).alias("ts") if f == "ts" else F.col(f)
+              for f in EVENT_FIELDS]
+    # `isin` first: the reason is evaluated only for the few cluster rows (And short-cuts).
+    is_cluster_event = F.col("event_type").isin(*sorted(ET.CLUSTER_EVENTS)) & \
+        reason_column().isNull()
+    by_cluster: dict[str, set[Event]] = {c: set() for c in clusters}
+    for r in normalised.where(is_cluster_event).select("cluster", *fields).distinct().collect():
+        by_cluster[r[0]].add(event_of(r[1:]))
+    return log_scan(clusters, by_cluster, buckets)
+
+
+def log_scan(clusters: Iterable[str], events: Mapping[str, Iterable[Event]],
+             buckets: int) -> LogScan:
+    """The scan of a log with these clusters and cluster-scope events (any order)."""
+    every_bucket = [CLUSTER_BUCKET, *range(buckets)]
+    ordered = sorted(clusters)
+    return LogScan({c: every_bucket for c in ordered},
+                   {c: sort_events(events.get(c, ())) for c in ordered})
+
+
+def build_timelines(scan: LogScan) -> dict[str, ClusterTimeline]:
+    """One timeline per cluster of the log (a cluster without cluster events gets an empty
+    one: no broker is live until a ControllerFailover or BrokerStartup says so)."""
+    return {c: build_timeline(scan.cluster_events.get(c, [])) for c in scan.buckets}
+
+
+def timeline_rows(timeline: ClusterTimeline) -> dict[str, list[Any]]:
+    return {
+        "broker_timeline": list(broker_intervals(timeline)),
+        "controller_timeline": list(controller_rows(timeline)),
+    }

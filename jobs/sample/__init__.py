@@ -1,0 +1,1 @@
+"""`make run`: simulate the bundled sample log and replay it locally."""

@@ -1,0 +1,35 @@
+"""The one file `spark-submit` runs: `jobs/submit.py COMMAND [ARGS...]`.
+
+    make package
+    spark-submit --py-files dist/replay.zip jobs/submit.py replay --events ... --out ...
+
+COMMAND is one of the packages of `jobs/` that has a job (`replay`, `ingest`, `compare`);
+the arguments are that job's, exactly as `python -m jobs.COMMAND` takes them. spark-submit
+runs this file as a script, so the project root is put on `sys.path` when the code is not
+already importable (a plain checkout without `--py-files`).
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from pathlib import Path
+
+COMMANDS = ("replay", "ingest", "compare")
+
+
+def main(argv: list[str]) -> int:
+    if not argv or argv[0] not in COMMANDS:
+        print(f"usage: jobs/submit.py {{{','.join(COMMANDS)}}} [ARGS...]", file=sys.stderr)
+        return 2
+    try:
+        importlib.import_module("jobs")
+    except ImportError:
+        sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    job = importlib.import_module(f"jobs.{argv[0]}.job")
+    rc: int = job.main(argv[1:])
+    return rc
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,71 @@
+"""The Spark ingest job over every real log and the format fixtures at once (one Spark test,
+SPARK-NOTES §5): its tables equal the pure pipeline's, `events/` has EVENT_SCHEMA exactly,
+nothing is unparsed, and the summary reconciles.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from jobs.ingest import job as ingest_logs
+from jobs.ingest.logparse import pipeline
+from jobs.replay.source import check_event_files
+from schemas.events import EVENT_SCHEMA
+from tests.helpers import INGEST_FIXTURES
+
+FIX = INGEST_FIXTURES
+# The whole fixtures folder: its README.md is skipped (not a log name), the rest is read.
+INPUTS = [str(FIX)]
+
+
+def test_ingest_job_matches_pure_pipeline(spark: Any, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    assert ingest_logs.main(["--logs", *INPUTS, "--out", str(out), "--cluster", "c1"],
+                            spark=spark) == 0
+    expected = pipeline.ingest(INPUTS)
+    assert [p.rsplit("/", 1)[-1] for p in expected.skipped] == ["README.md"]
+
+    events = spark.read.parquet(str(out / "events"))
+    assert events.schema == EVENT_SCHEMA
+    # The replay job's own fail-fast check of event files (e.g. microsecond timestamps).
+    assert check_event_files(str(out / "events"), log=lambda _m: None) > 0
+    got_events = sorted(
+        (r.seq, r.event_type, r.broker_id, r.topic, r.partition,
+         tuple(r.replicas) if r.replicas is not None else None,
+         tuple(r.isr) if r.isr is not None else None, r.leader_epoch,
+         tuple(r.brokers) if r.brokers is not None else None, r.error,
+         r.unclean_leader_election, r.source, r.cluster)
+        for r in events.collect())
+    want_events = sorted(
+        (e.seq, e.event_type, e.broker_id, e.topic, e.partition, e.replicas, e.isr,
+         e.leader_epoch, e.brokers, e.error, e.unclean_leader_election, e.source, "c1")
+        for e in expected.events)
+    assert got_events == want_events
+    assert len({r.seq for r in events.collect()}) == max(e.seq for e in expected.events)
+    ts_by_source = {r.source: r.ts for r in events.collect()}
+    for e in expected.events:  # the session time zone is UTC
+        got = ts_by_source[e.source]
+        assert int(got.timestamp() * 1_000_000) == e.ts or e.ts == 0
+
+    observed = spark.read.parquet(str(out / "observed_state_changes")).collect()
+    got_obs = sorted((r.pos, r.seq, r.source, r.kind, r.topic, r.partition, r.broker_id,
+                      r.leader, r.leader_epoch, tuple(r.isr) if r.isr else r.isr, r.valid)
+                     for r in observed)
+    want_obs = sorted((o.pos, o.seq, o.source, o.kind, o.topic, o.partition, o.broker_id,
+                       o.leader, o.leader_epoch, o.isr, o.valid)
+                      for o in expected.observations)
+    assert got_obs == want_obs
+
+    assert spark.read.parquet(str(out / "unparsed")).count() == 0
+    summary = {r.file: r for r in spark.read.parquet(str(out / "ingest_summary")).collect()}
+    for s in expected.summary:
+        r = summary[s.file]
+        assert (r.lines_read, r.lines_extracted, r.lines_informational, r.lines_ignored,
+                r.lines_unparsed) == (s.lines_read, s.lines_extracted, s.lines_informational,
+                                      s.lines_ignored, s.lines_unparsed)
+    total = summary["*"]
+    assert total.lines_read == sum(s.lines_read for s in expected.summary)
+    assert total.lines_read == total.lines_used + total.lines_ignored + total.lines_unparsed
+    assert total.events == len(expected.events)
+    assert total.observations == len(expected.observations)

@@ -1,0 +1,232 @@
+"""Kafka 3.7.1 `PartitionStateMachineTest` (scenarios.md P01-P22) against the partition
+machine.
+
+Fixture as in Kafka: controller 5, controller epoch 50, partition t-0, unclean election
+disabled. Kafka's ZK-write stubs return zkVersion 2 after a read at 0 (a mock artifact);
+real ZK gives 1, which is what these tests assert (scenarios.md section 9.2).
+"""
+
+from __future__ import annotations
+
+from statemachine import deletion
+from statemachine.partition_machine import (
+    controlled_shutdown_strategy,
+    handle_partition_changes,
+    offline_strategy,
+    preferred_strategy,
+)
+from statemachine.replica_machine import handle_replica_changes
+from tests.helpers.core import (
+    EPOCH,
+    P,
+    R,
+    add_part,
+    kinds,
+    lai,
+    leadership,
+    make_ctx,
+    requests_count,
+    um,
+)
+
+T = "t"
+CLEAN = offline_strategy(False)
+
+
+def _invalid(from_state: P, to: P) -> None:
+    ctx = make_ctx(live=[5])
+    part = add_part(ctx, T, 0, [5], pstate=from_state)
+    handle_partition_changes(ctx, ctx.topics[T], [part], to, CLEAN)
+    assert part.pstate == from_state
+    assert requests_count(ctx.out) == 0
+    (change,) = ctx.out.state_changes
+    assert (change.machine, change.from_state, change.to_state, change.valid) == (
+        "partition", from_state.name, to.name, False)
+    assert kinds(ctx.out) == ["invalid_transition"]
+
+
+def test_P01_nonexistent_partition_to_new_partition() -> None:
+    ctx = make_ctx(live=[5])
+    part = add_part(ctx, T, 0, [5])
+    handle_partition_changes(ctx, ctx.topics[T], [part], P.NewPartition)
+    assert part.pstate == P.NewPartition
+    assert requests_count(ctx.out) == 0
+
+
+def test_P02_invalid_nonexistent_partition_to_online_partition() -> None:
+    _invalid(P.NonExistentPartition, P.OnlinePartition)
+
+
+def test_P03_invalid_nonexistent_partition_to_offline_partition() -> None:
+    _invalid(P.NonExistentPartition, P.OfflinePartition)
+
+
+def test_P04_new_partition_to_online_partition() -> None:
+    ctx = make_ctx(live=[5])
+    part = add_part(ctx, T, 0, [5], pstate=P.NewPartition)
+    results = handle_partition_changes(ctx, ctx.topics[T], [part], P.OnlinePartition, CLEAN)
+    assert part.pstate == P.OnlinePartition
+    assert leadership(part) == (5, (5,), 0, 0, EPOCH)
+    assert lai(ctx.out) == [(5, T, 0, 5, (5,), 0, 0, EPOCH, (5,), True)]
+    assert um(ctx.out) == [(T, 0, 5, (5,), 0, 0, EPOCH, (5,), (), None)]
+    assert results == {}  # initialisations are not election results (Kafka's map)
+
+
+def test_P04b_new_partition_with_no_live_replica_stays_new() -> None:
+    """§8: NewPartition->Online with no online replica stays New; nothing written or sent."""
+    ctx = make_ctx(live=[6])
+    part = add_part(ctx, T, 0, [5], pstate=P.NewPartition)
+    handle_partition_changes(ctx, ctx.topics[T], [part], P.OnlinePartition, CLEAN)
+    assert part.pstate == P.NewPartition
+    assert not part.has_leadership
+    assert requests_count(ctx.out) == 0
+    assert kinds(ctx.out) == ["no_live_replica"]
+
+
+def test_P07_new_partition_to_offline_partition() -> None:
+    ctx = make_ctx(live=[5])
+    part = add_part(ctx, T, 0, [5], pstate=P.NewPartition)
+    handle_partition_changes(ctx, ctx.topics[T], [part], P.OfflinePartition)
+    assert part.pstate == P.OfflinePartition
+    assert requests_count(ctx.out) == 0
+
+
+def test_P08_invalid_new_partition_to_nonexistent_partition() -> None:
+    _invalid(P.NewPartition, P.NonExistentPartition)
+
+
+def test_P09_online_partition_to_online_preferred_election() -> None:
+    ctx = make_ctx(live=[5])
+    part = add_part(ctx, T, 0, [5], leader=5, isr=[5], pstate=P.OnlinePartition)
+    results = handle_partition_changes(ctx, ctx.topics[T], [part], P.OnlinePartition,
+                                       preferred_strategy)
+    # The same leader is re-elected and the leader epoch is still bumped.
+    assert part.pstate == P.OnlinePartition
+    assert results == {0: True}
+    assert leadership(part) == (5, (5,), 1, 1, EPOCH)
+    assert lai(ctx.out) == [(5, T, 0, 5, (5,), 1, 1, EPOCH, (5,), False)]
+
+
+def test_P10_online_partition_to_online_controlled_shutdown() -> None:
+    ctx = make_ctx(live=[6], sd=[5])
+    part = add_part(ctx, T, 0, [5, 6], leader=5, isr=[5, 6], pstate=P.OnlinePartition)
+    handle_partition_changes(ctx, ctx.topics[T], [part], P.OnlinePartition,
+                             controlled_shutdown_strategy)
+    assert part.pstate == P.OnlinePartition
+    assert leadership(part) == (6, (6,), 1, 1, EPOCH)
+    # The LAI goes to both brokers, the shutting-down one included (KAFKA-7482).
+    assert lai(ctx.out) == [
+        (5, T, 0, 6, (6,), 1, 1, EPOCH, (5, 6), False),
+        (6, T, 0, 6, (6,), 1, 1, EPOCH, (5, 6), False),
+    ]
+    # The shutting-down broker's replica is reported offline in the UM.
+    assert um(ctx.out) == [(T, 0, 6, (6,), 1, 1, EPOCH, (5, 6), (5,), None)]
+
+
+def test_P11_online_partition_to_offline_partition() -> None:
+    ctx = make_ctx(live=[5])
+    part = add_part(ctx, T, 0, [5], leader=5, pstate=P.OnlinePartition)
+    handle_partition_changes(ctx, ctx.topics[T], [part], P.OfflinePartition)
+    assert part.pstate == P.OfflinePartition
+    assert leadership(part) == (5, (5,), 0, 0, EPOCH)  # no write
+    assert requests_count(ctx.out) == 0
+
+
+def test_P12_invalid_online_partition_to_nonexistent_partition() -> None:
+    _invalid(P.OnlinePartition, P.NonExistentPartition)
+
+
+def test_P13_invalid_online_partition_to_new_partition() -> None:
+    _invalid(P.OnlinePartition, P.NewPartition)
+
+
+def test_P14_offline_partition_to_online_partition() -> None:
+    ctx = make_ctx(live=[5])
+    part = add_part(ctx, T, 0, [5], leader=-1, isr=[5], pstate=P.OfflinePartition)
+    results = handle_partition_changes(ctx, ctx.topics[T], [part], P.OnlinePartition, CLEAN)
+    assert part.pstate == P.OnlinePartition
+    assert results == {0: True}
+    assert leadership(part) == (5, (5,), 1, 1, EPOCH)
+    assert lai(ctx.out) == [(5, T, 0, 5, (5,), 1, 1, EPOCH, (5,), False)]
+
+
+def test_P15_offline_partition_to_unclean_online_partition() -> None:
+    """IBP >= 3.2 variant (the core models KIP-704): RECOVERING; only live replicas get
+    the LAI."""
+    ctx = make_ctx(live=[5])
+    part = add_part(ctx, T, 0, [6, 5], leader=6, isr=[6], pstate=P.OfflinePartition)
+    handle_partition_changes(ctx, ctx.topics[T], [part], P.OnlinePartition,
+                             offline_strategy(True))
+    assert part.pstate == P.OnlinePartition
+    assert leadership(part) == (5, (5,), 1, 1, EPOCH)
+    assert part.recovering
+    assert lai(ctx.out) == [(5, T, 0, 5, (5,), 1, 1, EPOCH, (6, 5), False)]
+    assert ctx.out.leader_and_isr[0].leader_recovery_state == "RECOVERING"
+    assert "unclean_leader_election" in kinds(ctx.out)
+
+
+def test_P15b_unclean_disabled_keeps_partition_offline() -> None:
+    ctx = make_ctx(live=[5])
+    part = add_part(ctx, T, 0, [6, 5], leader=6, isr=[6], pstate=P.OfflinePartition)
+    results = handle_partition_changes(ctx, ctx.topics[T], [part], P.OnlinePartition, CLEAN)
+    assert results == {0: False}
+    assert part.pstate == P.OfflinePartition
+    assert leadership(part) == (6, (6,), 0, 0, EPOCH)
+    assert requests_count(ctx.out) == 0
+    assert kinds(ctx.out) == ["election_failed"]
+
+
+def test_P17_offline_partition_without_state_stays_offline() -> None:
+    """Kafka's ZK read returns NONODE: Left("LeaderAndIsr information doesn't exist"); the
+    replay's equivalent is a partition without leadership info."""
+    ctx = make_ctx(live=[5])
+    part = add_part(ctx, T, 0, [5], pstate=P.OfflinePartition)
+    results = handle_partition_changes(ctx, ctx.topics[T], [part], P.OnlinePartition, CLEAN)
+    assert results == {0: False}
+    assert part.pstate == P.OfflinePartition
+    assert requests_count(ctx.out) == 0
+    assert kinds(ctx.out) == ["election_failed"]
+
+
+def test_P18_offline_partition_to_nonexistent_partition() -> None:
+    ctx = make_ctx(live=[5])
+    part = add_part(ctx, T, 0, [5], pstate=P.OfflinePartition)
+    handle_partition_changes(ctx, ctx.topics[T], [part], P.NonExistentPartition)
+    assert part.pstate == P.NonExistentPartition
+    assert requests_count(ctx.out) == 0
+
+
+def test_P19_invalid_offline_partition_to_new_partition() -> None:
+    _invalid(P.OfflinePartition, P.NewPartition)
+
+
+def test_P20_offline_partitions_count() -> None:
+    """`offlinePartitionCount` is derived from the partition states (the core keeps no
+    metric): 4 after New->Offline, 0 after the Offline election."""
+    ctx = make_ctx(live=[5])
+    topic = ctx.topic("test")
+    parts = [add_part(ctx, "test", i, [5], leader=5, isr=[5]) for i in range(4)]
+    handle_partition_changes(ctx, topic, parts, P.NewPartition)
+    handle_partition_changes(ctx, topic, parts, P.OfflinePartition)
+    assert sum(p.pstate == P.OfflinePartition for p in parts) == 4
+    handle_partition_changes(ctx, topic, parts, P.OnlinePartition, CLEAN)
+    assert sum(p.pstate == P.OfflinePartition for p in parts) == 0
+    assert [leadership(p) for p in parts] == [(5, (5,), 1, 1, EPOCH)] * 4
+
+
+def test_P22_partitions_and_replicas_during_topic_deletion() -> None:
+    """The derived part of P22: with no live broker, enqueueing the topic moves the
+    partitions Offline -> NonExistent, the dead replicas to Ineligible, and marks the topic
+    ineligible (the metric itself is not modelled)."""
+    ctx = make_ctx(live=[])
+    topic = ctx.topic("test")
+    parts = [add_part(ctx, "test", i, [5]) for i in range(4)]
+    handle_partition_changes(ctx, topic, parts, P.NewPartition)
+    handle_partition_changes(ctx, topic, parts, P.OfflinePartition)
+    handle_replica_changes(ctx, topic, [(p, 5) for p in parts], R.NewReplica)
+    handle_replica_changes(ctx, topic, [(p, 5) for p in parts], R.OfflineReplica)
+    assert sum(p.pstate == P.OfflinePartition for p in parts) == 4
+    deletion.enqueue(ctx, topic)
+    assert [p.pstate for p in parts] == [P.NonExistentPartition] * 4
+    assert [p.rstates for p in parts] == [{5: R.ReplicaDeletionIneligible}] * 4
+    assert (topic.queued, topic.started, topic.ineligible) == (True, True, True)
