@@ -1,0 +1,60 @@
+"""Names that become paths, and one way of opening a path the user gives.
+
+A run id becomes a directory (`<table>/run_id=<id>/`, `<checkpoint>/runs/<id>.json`), so it
+is checked before anything starts: a `/` would nest directories and `..` would climb out of
+`--out` (and a cleanup of that run's partition would then delete someone else's files).
+
+Paths the user gives are Hadoop paths, exactly as Spark reads them: a plain path is taken
+literally (a space or a `%` is part of the name, never decoded), `file:` names the local file
+system, and any other scheme (`hdfs://`, `s3a://`, ...) is Hadoop's. pyarrow is opened on the
+same file system with the same literal path, so the schema check and Spark always see the
+same files.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from urllib.parse import quote, urlsplit
+
+from pyarrow import fs as pafs
+
+# A leading `.` or `_` would make Spark and pyarrow skip the run's partition as hidden.
+RUN_ID_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+RUN_ID_RULE = ("a run id is 1 to 128 characters of letters, digits, '.', '_' and '-', "
+               "starting with a letter or digit")
+
+
+def run_id_problem(run_id: str) -> str | None:
+    """Why `run_id` cannot name a directory, or None when it can."""
+    if RUN_ID_PATTERN.fullmatch(run_id):
+        return None
+    return f"--run-id {run_id!r} is not allowed: {RUN_ID_RULE}"
+
+
+def scheme_of(path: str) -> str:
+    """The URI scheme of a Hadoop path (`""` for a plain local path)."""
+    match = re.match(r"([A-Za-z][A-Za-z0-9+.-]*):", path)
+    if match is None or len(match.group(1)) == 1:  # `C:` is a drive, not a scheme
+        return ""
+    return match.group(1).lower()
+
+
+def arrow_filesystem(path: str) -> tuple[pafs.FileSystem, str] | None:
+    """(pyarrow file system, path inside it) for a Hadoop path, or None when pyarrow has no
+    client for its scheme (the caller then asks Spark)."""
+    scheme = scheme_of(path)
+    if scheme in ("", "file"):
+        local = path
+        if scheme == "file":
+            local = urlsplit(path).path if path.startswith("file://") else path[len("file:"):]
+        return pafs.LocalFileSystem(), os.path.abspath(local)
+    # pyarrow parses a URI (percent-decoding it); Hadoop takes the string literally. Quoting
+    # the path part makes pyarrow decode it back to exactly the literal name.
+    parts = urlsplit(path)
+    uri = f"{parts.scheme}://{parts.netloc}{quote(parts.path)}"
+    try:
+        filesystem, inner = pafs.FileSystem.from_uri(uri)
+    except (ValueError, OSError, NotImplementedError):  # ArrowInvalid is a ValueError
+        return None
+    return filesystem, inner
