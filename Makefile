@@ -11,6 +11,7 @@ BENCH ?= bench
 help: ## list the targets
 	@grep -E '^[a-zA-Z_-]+:.*?## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*?## "}; {printf "  %-14s %s\n", $$1, $$2}'
 
+# A fresh machine gets its .venv here, before the first target that needs it.
 $(STAMP): pyproject.toml
 	python3 -m venv .venv
 	$(PIP) install --quiet --upgrade pip
@@ -27,17 +28,20 @@ ingest-sample: install ## ingest sample Kafka logs, replay them, compare with wh
 	$(PY) -m jobs.replay --events $(OUT)/ingest/events --out $(OUT)/ingest-replay
 	$(PY) -m jobs.compare --observed $(OUT)/ingest --replayed $(OUT)/ingest-replay --out $(OUT)/ingest-compare
 
-test: install ## run every test (pure core, Spark, end to end)
+test: install ## run every test CI runs (pure core, Spark, end to end, standalone cluster)
 	$(PY) -m pytest -q
 
-test-core: install ## run the fast tests that need no JVM
+test-fast: install ## the inner loop: every test but the slow end-to-end and cluster ones
+	$(PY) -m pytest -q -m "not slow and not cluster"
+
+test-core: install ## the pure tests: no JVM, no Spark
 	$(PY) -m pytest -q -m "not spark and not cluster"
 
 lint: install ## ruff over the whole project
 	.venv/bin/ruff check .
 
-typecheck: install ## mypy --strict on the pure packages
-	.venv/bin/mypy --strict statemachine schemas
+typecheck: install ## mypy --strict on the core, the contracts and the jobs
+	.venv/bin/mypy --strict statemachine schemas jobs
 
 bench-core: install ## events per second of the pure core (no Spark)
 	$(PY) -m jobs.bench.core --preset $(BENCH)
@@ -45,15 +49,15 @@ bench-core: install ## events per second of the pure core (no Spark)
 bench: install ## Spark job vs pure core on a simulated log; writes BENCHMARKS.md, bench.json
 	$(PY) -m jobs.bench --preset $(BENCH)
 
-package: install ## build dist/replay.zip for spark-submit --py-files
+package: install ## build dist/replay.zip for spark-submit --py-files (run jobs/submit.py)
 	rm -rf dist && mkdir -p dist
 	zip -qr dist/replay.zip jobs statemachine schemas -x '*/__pycache__/*'
 	@echo "dist/replay.zip"
 
 cluster-test: install ## spark-submit the replay to a standalone master + 2 workers on loopback
-	$(PY) -m pytest -q -m cluster tests/test_cluster_submit.py
+	$(PY) -m pytest -q -m cluster tests/e2e/test_cluster_submit.py
 
 clean: ## remove build and run outputs (keeps .venv)
 	rm -rf dist build $(OUT) .pytest_cache .mypy_cache .ruff_cache
 
-.PHONY: help install run test test-core lint typecheck bench-core bench package cluster-test clean ingest-sample
+.PHONY: help install run test test-fast test-core lint typecheck bench-core bench package cluster-test clean ingest-sample

@@ -33,7 +33,7 @@ from statemachine.cluster import ClusterTimeline, build_timeline
 from statemachine.events import Event
 from statemachine.replay import replay
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
+REPO_ROOT = Path(__file__).resolve().parents[2]  # jobs/bench/core.py -> the repository
 CACHE = REPO_ROOT / "out" / "bench-logs"
 DEFAULT_BUCKETS = 64  # conf/replay.toml
 

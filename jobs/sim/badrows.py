@@ -1,4 +1,5 @@
-"""Rows that break the input contract (DESIGN §6), mixed into a simulated log on request.
+"""Rows that break the input contract (the bad input the replay quarantines or counts as
+duplicates, docs/tables.md), mixed into a simulated log on request.
 
 They come from their own random stream, so the good rows of a log are the same with and
 without bad rows. Every bad row except an exact duplicate says what it is in `source`

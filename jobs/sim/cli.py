@@ -1,4 +1,4 @@
-"""Simulate a ZooKeeper-mode Kafka cluster and write its controller event log (DESIGN §4).
+"""Simulate a ZooKeeper-mode Kafka cluster and write its controller event log (docs/tables.md).
 
     python -m jobs.sim --out DIR --preset NAME [--seed N] [--bad-rows RATE] [--quiet]
 

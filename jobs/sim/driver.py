@@ -1,5 +1,6 @@
 """The story teller: decides what happens in the cluster next and emits it as the controller
-events Kafka's ZooKeeper controller would log (DESIGN §4), in `seq` order.
+events Kafka's ZooKeeper controller would log (the event-log contract, docs/tables.md), in
+`seq` order.
 
 Time is counted in ticks. Each tick fires the follower catch-ups that are due, advances the
 current broker story (crash, rolling restart, controller crash, ...) and runs one filler
@@ -10,9 +11,10 @@ the controller's bookkeeping:
 
 * partitions are only assigned to live brokers, reassignments only target live brokers
   and start only when the partition is fully in sync;
-* no cluster event happens while a reassignment is in flight (a broker change would resume
-  it, §7.2 step 6), and no failure, shutdown or failover while a topic deletion waits for a
-  dead broker to come back (it would restart the deletion, §7.10);
+* no cluster event happens while a reassignment is in flight (a broker startup would resume
+  it: `KafkaController.onBrokerStartup`, Kafka 3.7.1), and no failure, shutdown or failover
+  while a topic deletion waits for a dead broker to come back (it would restart the deletion:
+  `onControllerFailover` calls `TopicDeletionManager.tryTopicDeletion`);
 * a controlled shutdown is followed at once by the broker's failure (or, for the
   controller's own broker, by the failover), as in a rolling restart;
 * an `IsrChanged` names only live brokers and carries the current leader epoch.
@@ -342,7 +344,8 @@ class Simulator:
     def delete_topic(self, name: str) -> None:
         """TopicDeletionRequested, one StopReplicaResponse per live broker, and the
         completion line once every replica is gone; replicas on dead brokers wait for them
-        to come back (the controller marks them ineligible until then, §7.9)."""
+        to come back (`TopicDeletionManager.onTopicDeletion` marks them
+        ReplicaDeletionIneligible until then)."""
         t, rng = self.truth, self.rng
         topic = t.topics[name]
         if topic.queued or t.shutting_down or any(pid in t.reassigning for pid in topic.pids):
@@ -460,8 +463,10 @@ class Simulator:
             self.schedule_catchup(pid)
 
     def rebalance(self, brokers: list[int]) -> None:
-        """The auto-rebalancer (§7.7): brokers whose preferred partitions are more than 10%
-        led elsewhere get them back, where the preferred replica is live and in sync."""
+        """The auto-rebalancer (`KafkaController.checkAndTriggerAutoLeaderRebalance`,
+        `leader.imbalance.per.broker.percentage` 10): brokers whose preferred partitions are
+        more than 10% led elsewhere get them back, where the preferred replica is live and in
+        sync."""
         t = self.truth
         rows, moved = [], []
         for b in sorted(brokers):

@@ -1,5 +1,6 @@
-"""Parquet sink for simulated events: the input contract's columns and types (DESIGN §4),
-files of bounded size named so that file order is seq order, written one at a time."""
+"""Parquet sink for simulated events: the columns and types of the event-log contract
+(docs/tables.md), in files of bounded size named so that file order is seq order, written
+one at a time."""
 
 from __future__ import annotations
 
@@ -10,33 +11,17 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from schemas.arrow import arrow_schema
 from schemas.events import EVENT_COLUMNS, EVENT_SCHEMA
 
 # One row as the simulator builds it: the values of EVENT_COLUMNS in order, `ts` as
 # microseconds since the epoch (UTC), lists as tuples of int.
 Row = tuple[Any, ...]
 
-_ARROW_OF_SPARK = {
-    "StringType()": pa.string(),
-    "LongType()": pa.int64(),
-    "IntegerType()": pa.int32(),
-    "BooleanType()": pa.bool_(),
-    "TimestampType()": pa.timestamp("us", tz="UTC"),
-    "ArrayType(IntegerType(), True)": pa.list_(pa.int32()),
-}
-
-
-def arrow_schema() -> pa.Schema:
-    """EVENT_SCHEMA in Arrow terms; derived, so a column can never be spelled twice."""
-    return pa.schema(
-        [
-            pa.field(f.name, _ARROW_OF_SPARK[repr(f.dataType)], nullable=True)
-            for f in EVENT_SCHEMA.fields
-        ]
-    )
-
-
-ARROW_SCHEMA = arrow_schema()
+# Derived from the Spark contract through the one Spark -> Arrow mapping (schemas/arrow.py),
+# so a column's type is stated once; every field of EVENT_SCHEMA is nullable, and so is
+# every field of the files (bad rows carry nulls).
+ARROW_SCHEMA = arrow_schema(EVENT_SCHEMA)
 FILE_PATTERN = "part-{:05d}.parquet"
 
 
