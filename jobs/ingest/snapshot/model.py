@@ -54,7 +54,7 @@ class Snapshot(NamedTuple):
     partitions: list[ObservedPartition]
     topics: list[TopicSettings]
     unreadable: list[Unreadable]
-    format: str  # DESCRIBE, ZOOKEEPER, MIXED or EMPTY
+    format: str  # DESCRIBE, ZOOKEEPER, MIXED (both), EMPTY (no line yielded state)
 
 
 DESCRIBE = "kafka-topics-describe"
