@@ -39,9 +39,9 @@ class ClusterStep:
     dead: Ints = ()  # BrokerChange: brokers that disappeared
     broker: int = -1  # ControlledShutdown: the broker; failover: the new controller
     live_before: frozenset[int] = frozenset()  # live (not shutting down) before the step
-    sd_before: frozenset[int] = frozenset()  # shutting down before the step
+    shutting_down_before: frozenset[int] = frozenset()  # shutting down before the step
     live_after: frozenset[int] = frozenset()
-    sd_after: frozenset[int] = frozenset()
+    shutting_down_after: frozenset[int] = frozenset()
     epoch: int = 0  # controller epoch in force during and after the step
     controller: int = -1
 
@@ -72,7 +72,7 @@ class ClusterTimeline:
         if i < 0:
             return self.initial
         s = self.steps[i]
-        return ClusterState(s.live_after, s.sd_after, s.epoch, s.controller)
+        return ClusterState(s.live_after, s.shutting_down_after, s.epoch, s.controller)
 
     def steps_after(self, seq: int) -> tuple[ClusterStep, ...]:
         """Steps with a `seq` strictly above `seq`, in order."""
@@ -104,9 +104,9 @@ def build_timeline(
         by_seq.setdefault(e.seq, []).append(e)
 
     live = frozenset(initial_live)
-    sd: frozenset[int] = frozenset()
+    shutting_down: frozenset[int] = frozenset()
     epoch, controller = initial_epoch, initial_controller
-    initial = ClusterState(live, sd, epoch, controller)
+    initial = ClusterState(live, shutting_down, epoch, controller)
     steps: list[ClusterStep] = []
     findings: list[FindingRow] = []
 
@@ -120,13 +120,13 @@ def build_timeline(
             # is in-memory state of the old controller and is lost (§7.10).
             epoch += 1
             controller = e.broker_id if e.broker_id is not None else -1
-            before_live, before_sd = live, sd
-            live, sd = frozenset(e.brokers or ()), frozenset()
+            before_live, before_shutting_down = live, shutting_down
+            live, shutting_down = frozenset(e.brokers or ()), frozenset()
             steps.append(
                 ClusterStep(
                     seq, e.ts, FAILOVER, broker=controller,
-                    live_before=before_live, sd_before=before_sd,
-                    live_after=live, sd_after=sd, epoch=epoch, controller=controller,
+                    live_before=before_live, shutting_down_before=before_shutting_down,
+                    live_after=live, shutting_down_after=shutting_down, epoch=epoch, controller=controller,
                 )
             )
 
@@ -135,7 +135,7 @@ def build_timeline(
         failing = sorted({e.broker_id for e in group if e.event_type == ET.BROKER_FAILURE
                           and e.broker_id is not None})
         if starting or failing:
-            known = live | sd
+            known = live | shutting_down
             new = tuple(b for b in starting if b not in known)
             bounced = tuple(b for b in starting if b in known)
             dead = tuple(b for b in failing if b in known and b not in starting)
@@ -149,16 +149,16 @@ def build_timeline(
                         e, "contradictory_broker_change",
                         f"broker {e.broker_id} both started and failed in one event; "
                         "treated as a bounce"))
-            before_live, before_sd = live, sd
+            before_live, before_shutting_down = live, shutting_down
             live = (live | frozenset(new) | frozenset(bounced)) - frozenset(dead)
             # A bounced or dead broker is no longer shutting down (§7.3 step 1).
-            sd = sd - frozenset(dead) - frozenset(bounced)
-            live = live - sd
+            shutting_down = shutting_down - frozenset(dead) - frozenset(bounced)
+            live = live - shutting_down
             steps.append(
                 ClusterStep(
                     seq, ts, BROKER_CHANGE, new=new, bounced=bounced, dead=dead,
-                    live_before=before_live, sd_before=before_sd,
-                    live_after=live, sd_after=sd, epoch=epoch, controller=controller,
+                    live_before=before_live, shutting_down_before=before_shutting_down,
+                    live_after=live, shutting_down_after=shutting_down, epoch=epoch, controller=controller,
                 )
             )
 
@@ -167,20 +167,20 @@ def build_timeline(
         for b in shutting:
             e = next(x for x in group if x.event_type == ET.CONTROLLED_SHUTDOWN
                      and x.broker_id == b)
-            if b not in live and b not in sd:
+            if b not in live and b not in shutting_down:
                 findings.append(_finding(
                     e, "broker_not_available",
                     f"controlled shutdown of broker {b}, which is not registered "
                     "(BrokerNotAvailableException)"))
                 continue
-            before_live, before_sd = live, sd
-            sd = sd | {b}
+            before_live, before_shutting_down = live, shutting_down
+            shutting_down = shutting_down | {b}
             live = live - {b}
             steps.append(
                 ClusterStep(
                     seq, e.ts, SHUTDOWN, broker=b,
-                    live_before=before_live, sd_before=before_sd,
-                    live_after=live, sd_after=sd, epoch=epoch, controller=controller,
+                    live_before=before_live, shutting_down_before=before_shutting_down,
+                    live_after=live, shutting_down_after=shutting_down, epoch=epoch, controller=controller,
                 )
             )
 
@@ -192,14 +192,14 @@ def broker_intervals(timeline: ClusterTimeline) -> list[BrokerIntervalRow]:
     status: dict[int, tuple[str, int, Any]] = {}
     rows: list[BrokerIntervalRow] = []
 
-    def status_of(b: int, live: frozenset[int], sd: frozenset[int]) -> str:
-        return "live" if b in live else "shutting_down" if b in sd else "dead"
+    def status_of(b: int, live: frozenset[int], shutting_down: frozenset[int]) -> str:
+        return "live" if b in live else "shutting_down" if b in shutting_down else "dead"
 
     for b in sorted(timeline.initial.live):
         status[b] = ("live", -1, None)
     for s in timeline.steps:
-        for b in sorted(s.live_after | s.sd_after | s.live_before | s.sd_before | set(status)):
-            now = status_of(b, s.live_after, s.sd_after)
+        for b in sorted(s.live_after | s.shutting_down_after | s.live_before | s.shutting_down_before | set(status)):
+            now = status_of(b, s.live_after, s.shutting_down_after)
             prev = status.get(b)
             # A bounce is a failure and a start in one event: close and reopen the interval.
             if prev is not None and (prev[0] != now or b in s.bounced):

@@ -60,12 +60,13 @@ def preferred(assignment: Ints, isr: Ints, live: Collection[int]) -> Elected | N
 
 
 def controlled_shutdown(
-    assignment: Ints, isr: Ints, live_or_sd: Collection[int], shutting_down: Collection[int],
+    assignment: Ints, isr: Ints, live_or_shutting_down: Collection[int],
+    shutting_down: Collection[int],
 ) -> Elected | None:
     """`ControlledShutdownPartitionLeaderElectionStrategy` (§6.4): the first ISR replica
     that is registered and not shutting down; the new ISR drops every shutting-down broker;
     recipients include the shutting-down broker (KAFKA-7482, 2.1+)."""
-    candidates = tuple(r for r in assignment if r in live_or_sd)
+    candidates = tuple(r for r in assignment if r in live_or_shutting_down)
     for r in candidates:
         if r in isr and r not in shutting_down:
             return Elected(r, tuple(i for i in isr if i not in shutting_down), candidates)

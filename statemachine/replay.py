@@ -23,7 +23,7 @@ from operator import attrgetter
 
 from schemas import event_types as ET
 from statemachine.cluster import ClusterTimeline
-from statemachine.context import Ctx, Outputs, ReplayConfig
+from statemachine.context import ControllerContext, Outputs, ReplayConfig
 from statemachine.events import Event
 from statemachine.flows import apply_cluster_step, apply_event
 from statemachine.model import BucketState
@@ -136,7 +136,7 @@ class Fold:
         state = state or BucketState()
         with gc_paused():
             topics = state.thaw()
-        self.ctx = Ctx(config or ReplayConfig(), timeline, topics)
+        self.ctx = ControllerContext(config or ReplayConfig(), timeline, topics)
         self.out = self.ctx.out
         self.watermark = state.watermark
         # Cluster steps are applied in order below, so after each one the context holds

@@ -11,7 +11,7 @@ replica Online and every partition Online (the real machines give them leadershi
 from __future__ import annotations
 
 from statemachine import deletion
-from statemachine.context import Ctx
+from statemachine.context import ControllerContext
 from statemachine.model import Topic
 from statemachine.replica_machine import Replica, handle_replica_changes
 from tests.helpers.core import (
@@ -24,13 +24,13 @@ from tests.helpers.core import (
     lai,
     make_ctx,
     replay_log,
-    rstates,
+    replica_states_of,
     sr,
     um,
 )
 
 
-def _ctx(*topics: str) -> Ctx:
+def _ctx(*topics: str) -> ControllerContext:
     ctx = make_ctx(live=[1, 2, 3], epoch=1, controller=1)
     k = 0
     brokers = (1, 2, 3)
@@ -38,8 +38,8 @@ def _ctx(*topics: str) -> Ctx:
         for p in range(2):
             replicas = tuple(brokers[(i + k) % 3] for i in range(3))
             add_part(ctx, t, p, replicas, leader=replicas[0], isr=replicas,
-                     pstate=P.OnlinePartition,
-                     rstates={b: R.OnlineReplica for b in replicas})
+                     partition_state=P.OnlinePartition,
+                     replica_states={b: R.OnlineReplica for b in replicas})
             k += 1
     return ctx
 
@@ -49,11 +49,11 @@ def _replicas(topic: Topic, brokers: tuple[int, ...] = (1, 2, 3)) -> list[Replic
 
 
 def _states(topic: Topic, brokers: tuple[int, ...] = (1, 2, 3)) -> set[R]:
-    return {R(p.rstates[b]) for p, b in _replicas(topic, brokers)}
+    return {R(p.replica_states[b]) for p, b in _replicas(topic, brokers)}
 
 
 def _flags(topic: Topic) -> tuple[bool, bool, bool]:
-    return (topic.queued, topic.started, topic.ineligible)
+    return (topic.queued_for_deletion, topic.deletion_started, topic.ineligible_for_deletion)
 
 
 def test_T00_round_robin_fixture() -> None:
@@ -67,11 +67,11 @@ def test_T01_initialization_intersects_ineligible_with_queued() -> None:
     marking a topic ineligible is a no-op unless it is queued."""
     ctx = _ctx("foo", "bar", "baz")
     foo, bar, baz = (ctx.topics[t] for t in ("foo", "bar", "baz"))
-    foo.queued = bar.queued = True
+    foo.queued_for_deletion = bar.queued_for_deletion = True
     deletion.mark_ineligible(bar)
     deletion.mark_ineligible(baz)
-    assert [t.name for t in (foo, bar, baz) if t.queued] == ["foo", "bar"]
-    assert [t.name for t in (foo, bar, baz) if t.ineligible] == ["bar"]
+    assert [t.name for t in (foo, bar, baz) if t.queued_for_deletion] == ["foo", "bar"]
+    assert [t.name for t in (foo, bar, baz) if t.ineligible_for_deletion] == ["bar"]
 
 
 def test_T02_basic_deletion() -> None:
@@ -80,7 +80,7 @@ def test_T02_basic_deletion() -> None:
     deletion.enqueue(ctx, foo)
     deletion.enqueue(ctx, bar)
     for t in (foo, bar):
-        assert {p.pstate for p in t.parts.values()} == {P.NonExistentPartition}
+        assert {p.partition_state for p in t.parts.values()} == {P.NonExistentPartition}
         assert _states(t) == {R.ReplicaDeletionStarted}
         assert _flags(t) == (True, True, False)
     # One UM for every partition of both topics, advertised with LeaderDuringDelete.
@@ -108,7 +108,7 @@ def test_T02_basic_deletion() -> None:
     deletion.complete_replica_deletion(ctx, bar, _replicas(bar))
     for t in (foo, bar):
         assert all(p.replicas == () for p in t.parts.values())  # partitionsForTopic empty
-        assert all(p.rstates == {} for p in t.parts.values())
+        assert all(p.replica_states == {} for p in t.parts.values())
         assert not any(p.has_leadership for p in t.parts.values())
         assert _flags(t) == (False, False, False)
         assert not t.exists
@@ -122,13 +122,13 @@ def test_T03_deletion_with_broker_offline() -> None:
     handle_replica_changes(ctx, foo, _replicas(foo, (2,)), R.OfflineReplica)
 
     deletion.enqueue(ctx, foo)
-    assert {p.pstate for p in foo.parts.values()} == {P.NonExistentPartition}
+    assert {p.partition_state for p in foo.parts.values()} == {P.NonExistentPartition}
     assert _states(foo, (1, 3)) == {R.ReplicaDeletionStarted}
     assert _states(foo, (2,)) == {R.ReplicaDeletionIneligible}
     assert _flags(foo) == (True, True, True)
 
     deletion.complete_replica_deletion(ctx, foo, _replicas(foo, (1, 3)))
-    assert {p.pstate for p in foo.parts.values()} == {P.NonExistentPartition}
+    assert {p.partition_state for p in foo.parts.values()} == {P.NonExistentPartition}
     assert _flags(foo) == (True, True, True)
     assert _states(foo, (1, 3)) == {R.ReplicaDeletionSuccessful}
     # The retry moved them Ineligible -> Offline even though the topic is ineligible.
@@ -140,7 +140,7 @@ def test_T03_deletion_with_broker_offline() -> None:
     assert _states(foo, (2,)) == {R.ReplicaDeletionStarted}
 
     deletion.complete_replica_deletion(ctx, foo, _replicas(foo, (2,)))
-    assert all(p.replicas == () and p.rstates == {} for p in foo.parts.values())
+    assert all(p.replicas == () and p.replica_states == {} for p in foo.parts.values())
     assert _flags(foo) == (False, False, False)
     # bar was never touched.
     assert _states(ctx.topics["bar"]) == {R.OnlineReplica}
@@ -150,7 +150,7 @@ def test_T04_broker_failure_after_deletion_started() -> None:
     ctx = _ctx("foo", "bar")
     foo = ctx.topics["foo"]
     deletion.enqueue(ctx, foo)
-    assert {p.pstate for p in foo.parts.values()} == {P.NonExistentPartition}
+    assert {p.partition_state for p in foo.parts.values()} == {P.NonExistentPartition}
     assert _states(foo) == {R.ReplicaDeletionStarted}
 
     ctx.set_liveness(frozenset({1, 3}), frozenset())
@@ -194,7 +194,7 @@ def test_T_log_deletion_completes_only_when_every_replica_is_deleted() -> None:
     for p in (0, 1):
         row = final(out, "foo", p)
         assert row == ("NonExistentPartition", None, None, None, None, None)
-        assert rstates(out, "foo", p) == {}
+        assert replica_states_of(out, "foo", p) == {}
     assert kinds(out).count("topic_deleted") == 1
     assert "deletion_completion_mismatch" not in kinds(out)
 
@@ -212,10 +212,10 @@ def test_T_log_failed_stop_replica_makes_topic_ineligible() -> None:
     # Broker 2 failed (Ineligible, topic ineligible); broker 3's later success runs
     # resumeDeletions with nothing Started, so the retry moves 2 Ineligible -> Offline
     # even though the topic stays ineligible (as in T03).
-    assert rstates(out, "foo", 1) == {1: "ReplicaDeletionSuccessful",
+    assert replica_states_of(out, "foo", 1) == {1: "ReplicaDeletionSuccessful",
                                      2: "OfflineReplica",
                                      3: "ReplicaDeletionSuccessful"}
-    assert rstates(out, "foo", 0) == {b: "ReplicaDeletionSuccessful" for b in (1, 2, 3)}
+    assert replica_states_of(out, "foo", 0) == {b: "ReplicaDeletionSuccessful" for b in (1, 2, 3)}
     assert "topic_deleted" not in kinds(out)
     # The log's own completion line contradicts the replay: a finding, never applied.
     mismatch = [f for f in out.findings if f.kind == "deletion_completion_mismatch"]
@@ -228,7 +228,7 @@ def test_T_log_stop_replica_response_before_deletion_is_ignored() -> None:
     log.stop_replica_response("foo", 0, 1)
     _, out = replay_log(log)
     assert "stop_replica_response_ignored" in kinds(out)
-    assert rstates(out, "foo", 0) == {b: "OnlineReplica" for b in (1, 2, 3)}
+    assert replica_states_of(out, "foo", 0) == {b: "OnlineReplica" for b in (1, 2, 3)}
 
 
 def test_T_log_deletion_with_dead_broker_resumes_on_startup() -> None:
@@ -246,11 +246,11 @@ def test_T_log_deletion_with_dead_broker_resumes_on_startup() -> None:
         log.stop_replica_response("foo", p, 2)
     _, out_mid = replay_log([e for e in log.events if e.seq <= mid])
     for p in (0, 1):
-        assert rstates(out_mid, "foo", p) == {1: "ReplicaDeletionSuccessful",
+        assert replica_states_of(out_mid, "foo", p) == {1: "ReplicaDeletionSuccessful",
                                              2: "OfflineReplica",
                                              3: "ReplicaDeletionSuccessful"}
     _, out = replay_log(log)
     for p in (0, 1):
-        assert rstates(out, "foo", p) == {}
+        assert replica_states_of(out, "foo", p) == {}
         assert final(out, "foo", p)[0] == "NonExistentPartition"
     assert kinds(out).count("topic_deleted") == 1

@@ -22,11 +22,11 @@ def test_E02_offline_last_isr_offline_unclean_disabled() -> None:
 def test_E02b_unclean_meter_not_marked() -> None:
     """E02's meter count 0: a failed clean election records no unclean election."""
     ctx = make_ctx(live=[4])
-    part = add_part(ctx, "t", 0, [2, 4], leader=-1, isr=[2], pstate=P.OfflinePartition)
+    part = add_part(ctx, "t", 0, [2, 4], leader=-1, isr=[2], partition_state=P.OfflinePartition)
     handle_partition_changes(ctx, ctx.topics["t"], [part], P.OnlinePartition,
                              offline_strategy(False))
     assert "unclean_leader_election" not in kinds(ctx.out)
-    assert part.pstate == P.OfflinePartition
+    assert part.partition_state == P.OfflinePartition
 
 
 def test_E03_offline_last_isr_offline_unclean_enabled() -> None:
@@ -41,7 +41,7 @@ def test_E03_offline_last_isr_offline_unclean_enabled() -> None:
 def test_E03b_unclean_meter_marked_once() -> None:
     """E03's meter count 1: one unclean election is one finding."""
     ctx = make_ctx(live=[4])
-    part = add_part(ctx, "t", 0, [2, 4], leader=-1, isr=[2], pstate=P.OfflinePartition)
+    part = add_part(ctx, "t", 0, [2, 4], leader=-1, isr=[2], partition_state=P.OfflinePartition)
     handle_partition_changes(ctx, ctx.topics["t"], [part], P.OnlinePartition,
                              offline_strategy(True))
     assert kinds(ctx.out).count("unclean_leader_election") == 1

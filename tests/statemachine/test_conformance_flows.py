@@ -13,7 +13,7 @@ from tests.helpers.core import (
     kinds,
     pstate_row,
     replay_log,
-    rstates,
+    replica_states_of,
 )
 
 ONLINE = "OnlinePartition"
@@ -34,7 +34,7 @@ def test_11_1_two_isr_members_fail_in_one_event_ascending_id() -> None:
     # One batch: the last LAI state per (broker, partition); only 3 is registered.
     assert [(r.broker_id, r.leader, r.isr, r.leader_epoch)
             for r in at(out.leader_and_isr, seq)] == [(3, -1, (2,), 2)]
-    assert rstates(out, "t", 0) == {1: "OfflineReplica", 2: "OfflineReplica",
+    assert replica_states_of(out, "t", 0) == {1: "OfflineReplica", 2: "OfflineReplica",
                                     3: "OnlineReplica"}
 
 
@@ -67,7 +67,7 @@ def test_5_1_failover_with_a_broker_gone_elects_a_new_leader() -> None:
     seq = log.failover(0, [0, 2])
     _, out = replay_log(log)
     assert final(out, "t", 0) == (ONLINE, 2, (2, 0), 2, 2, 2)
-    assert rstates(out, "t", 0) == {0: "OnlineReplica", 1: "OfflineReplica",
+    assert replica_states_of(out, "t", 0) == {0: "OnlineReplica", 1: "OfflineReplica",
                                     2: "OnlineReplica"}
     assert {r.controller_epoch for r in at(out.leader_and_isr, seq)} == {2}
 
@@ -183,7 +183,7 @@ def test_7_8_cancel_reverts_to_origin_replicas() -> None:
     row = pstate_row(out, "t", 0)
     assert (row.replicas, row.adding_replicas, row.removing_replicas) == ((0,), (), ())
     assert final(out, "t", 0) == (ONLINE, 0, (0,), 2, 2, 1)
-    assert rstates(out, "t", 0) == {0: "OnlineReplica"}
+    assert replica_states_of(out, "t", 0) == {0: "OnlineReplica"}
     assert [(r.broker_id, r.delete_partition) for r in at(out.stop_replica, cancel)] == [
         (1, False), (1, True)]
 
@@ -198,7 +198,7 @@ def test_7_8_retarget_keeps_origin_and_stops_the_dropped_adding_replica() -> Non
     row = pstate_row(out, "t", 0)
     assert (row.replicas, row.adding_replicas, row.removing_replicas) == ((2, 0), (2,), (0,))
     assert row.leader_epoch == 2  # two phase-A bumps
-    assert rstates(out, "t", 0) == {0: "OnlineReplica", 2: "NewReplica"}
+    assert replica_states_of(out, "t", 0) == {0: "OnlineReplica", 2: "NewReplica"}
     log.isr("t", 0, [0, 2], leader_epoch=2)
     _, out = replay_log(log)
     assert final(out, "t", 0) == (ONLINE, 2, (2,), 4, 5, 1)
@@ -223,12 +223,12 @@ def test_7_9_failover_restarts_an_unfinished_deletion() -> None:
     log.failover(1, [0, 1])
     log.stop_replica_response("t", 0, 1)
     _, out = replay_log(log)
-    assert rstates(out, "t", 0) == {0: "ReplicaDeletionStarted",
+    assert replica_states_of(out, "t", 0) == {0: "ReplicaDeletionStarted",
                                     1: "ReplicaDeletionSuccessful"}
     assert "topic_deleted" not in kinds(out)
     log.stop_replica_response("t", 0, 0)
     _, out = replay_log(log)
-    assert rstates(out, "t", 0) == {}
+    assert replica_states_of(out, "t", 0) == {}
     assert kinds(out).count("topic_deleted") == 1
 
 
@@ -267,7 +267,7 @@ def test_7_11_isr_change_completes_reassignment_in_the_same_event() -> None:
     # B3: leader 0 leaves -> Reassign election picks 1 (first target in the ISR), epoch 2;
     # B4: 0 leaves the ISR, epoch 3.
     assert final(out, "t", 0) == (ONLINE, 1, (1, 2), 3, 4, 1)
-    assert rstates(out, "t", 0) == {1: "OnlineReplica", 2: "OnlineReplica"}
+    assert replica_states_of(out, "t", 0) == {1: "OnlineReplica", 2: "OnlineReplica"}
     assert at(out.state_changes, seq)
 
 

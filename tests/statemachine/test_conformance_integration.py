@@ -26,8 +26,8 @@ from tests.helpers.core import (
     kinds,
     pstate_row,
     replay_log,
+    replica_states_of,
     requests_count,
-    rstates,
     split,
 )
 
@@ -168,7 +168,7 @@ def test_I09_topic_creation_with_offline_replica() -> None:
     assert _state(out) == (1, 0, 0)
     assert final(out, "t", 0)[2] == (0,)
     # Both replica states Online, including the dead one.
-    assert rstates(out, "t", 0) == {0: "OnlineReplica", 1: "OnlineReplica"}
+    assert replica_states_of(out, "t", 0) == {0: "OnlineReplica", 1: "OnlineReplica"}
     # LAI(isNew) to the ISR only.
     assert [(r.broker_id, r.is_new) for r in at(out.leader_and_isr, seq)] == [(0, True)]
 
@@ -218,7 +218,7 @@ def test_I12_partition_reassignment() -> None:
     assert _state(out) == (1, 1, 3)  # Reassign election 2, ISR removal of c 3
     assert (row.replicas, row.adding_replicas, row.removing_replicas) == ((1,), (), ())
     assert row.isr == (1,)
-    assert rstates(out, "t", 0) == {1: "OnlineReplica"}
+    assert replica_states_of(out, "t", 0) == {1: "OnlineReplica"}
 
 
 def test_I14_reassignment_with_offline_replica_halting_progress() -> None:
@@ -439,7 +439,7 @@ def test_I36_controller_detects_bounced_brokers() -> None:
     bounce = log.startup(1)  # re-registration while known: failure + startup
     _, out = replay_log(log)
     assert final(out, "t", 0)[:4] == (ONLINE, 0, (0,), 1)
-    assert rstates(out, "t", 0) == {0: "OnlineReplica", 1: "OnlineReplica"}
+    assert replica_states_of(out, "t", 0) == {0: "OnlineReplica", 1: "OnlineReplica"}
     # The restarted broker gets the partition again (partitionCount 1 on it).
     assert 1 in {r.broker_id for r in at(out.leader_and_isr, bounce)}
     steps = [(r.broker_id, r.to_state) for r in at(out.state_changes, bounce)

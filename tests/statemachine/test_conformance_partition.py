@@ -35,9 +35,9 @@ CLEAN = offline_strategy(False)
 
 def _invalid(from_state: P, to: P) -> None:
     ctx = make_ctx(live=[5])
-    part = add_part(ctx, T, 0, [5], pstate=from_state)
+    part = add_part(ctx, T, 0, [5], partition_state=from_state)
     handle_partition_changes(ctx, ctx.topics[T], [part], to, CLEAN)
-    assert part.pstate == from_state
+    assert part.partition_state == from_state
     assert requests_count(ctx.out) == 0
     (change,) = ctx.out.state_changes
     assert (change.machine, change.from_state, change.to_state, change.valid) == (
@@ -49,7 +49,7 @@ def test_P01_nonexistent_partition_to_new_partition() -> None:
     ctx = make_ctx(live=[5])
     part = add_part(ctx, T, 0, [5])
     handle_partition_changes(ctx, ctx.topics[T], [part], P.NewPartition)
-    assert part.pstate == P.NewPartition
+    assert part.partition_state == P.NewPartition
     assert requests_count(ctx.out) == 0
 
 
@@ -63,9 +63,9 @@ def test_P03_invalid_nonexistent_partition_to_offline_partition() -> None:
 
 def test_P04_new_partition_to_online_partition() -> None:
     ctx = make_ctx(live=[5])
-    part = add_part(ctx, T, 0, [5], pstate=P.NewPartition)
+    part = add_part(ctx, T, 0, [5], partition_state=P.NewPartition)
     results = handle_partition_changes(ctx, ctx.topics[T], [part], P.OnlinePartition, CLEAN)
-    assert part.pstate == P.OnlinePartition
+    assert part.partition_state == P.OnlinePartition
     assert leadership(part) == (5, (5,), 0, 0, EPOCH)
     assert lai(ctx.out) == [(5, T, 0, 5, (5,), 0, 0, EPOCH, (5,), True)]
     assert um(ctx.out) == [(T, 0, 5, (5,), 0, 0, EPOCH, (5,), (), None)]
@@ -75,9 +75,9 @@ def test_P04_new_partition_to_online_partition() -> None:
 def test_P04b_new_partition_with_no_live_replica_stays_new() -> None:
     """§8: NewPartition->Online with no online replica stays New; nothing written or sent."""
     ctx = make_ctx(live=[6])
-    part = add_part(ctx, T, 0, [5], pstate=P.NewPartition)
+    part = add_part(ctx, T, 0, [5], partition_state=P.NewPartition)
     handle_partition_changes(ctx, ctx.topics[T], [part], P.OnlinePartition, CLEAN)
-    assert part.pstate == P.NewPartition
+    assert part.partition_state == P.NewPartition
     assert not part.has_leadership
     assert requests_count(ctx.out) == 0
     assert kinds(ctx.out) == ["no_live_replica"]
@@ -85,9 +85,9 @@ def test_P04b_new_partition_with_no_live_replica_stays_new() -> None:
 
 def test_P07_new_partition_to_offline_partition() -> None:
     ctx = make_ctx(live=[5])
-    part = add_part(ctx, T, 0, [5], pstate=P.NewPartition)
+    part = add_part(ctx, T, 0, [5], partition_state=P.NewPartition)
     handle_partition_changes(ctx, ctx.topics[T], [part], P.OfflinePartition)
-    assert part.pstate == P.OfflinePartition
+    assert part.partition_state == P.OfflinePartition
     assert requests_count(ctx.out) == 0
 
 
@@ -97,22 +97,22 @@ def test_P08_invalid_new_partition_to_nonexistent_partition() -> None:
 
 def test_P09_online_partition_to_online_preferred_election() -> None:
     ctx = make_ctx(live=[5])
-    part = add_part(ctx, T, 0, [5], leader=5, isr=[5], pstate=P.OnlinePartition)
+    part = add_part(ctx, T, 0, [5], leader=5, isr=[5], partition_state=P.OnlinePartition)
     results = handle_partition_changes(ctx, ctx.topics[T], [part], P.OnlinePartition,
                                        preferred_strategy)
     # The same leader is re-elected and the leader epoch is still bumped.
-    assert part.pstate == P.OnlinePartition
+    assert part.partition_state == P.OnlinePartition
     assert results == {0: True}
     assert leadership(part) == (5, (5,), 1, 1, EPOCH)
     assert lai(ctx.out) == [(5, T, 0, 5, (5,), 1, 1, EPOCH, (5,), False)]
 
 
 def test_P10_online_partition_to_online_controlled_shutdown() -> None:
-    ctx = make_ctx(live=[6], sd=[5])
-    part = add_part(ctx, T, 0, [5, 6], leader=5, isr=[5, 6], pstate=P.OnlinePartition)
+    ctx = make_ctx(live=[6], shutting_down=[5])
+    part = add_part(ctx, T, 0, [5, 6], leader=5, isr=[5, 6], partition_state=P.OnlinePartition)
     handle_partition_changes(ctx, ctx.topics[T], [part], P.OnlinePartition,
                              controlled_shutdown_strategy)
-    assert part.pstate == P.OnlinePartition
+    assert part.partition_state == P.OnlinePartition
     assert leadership(part) == (6, (6,), 1, 1, EPOCH)
     # The LAI goes to both brokers, the shutting-down one included (KAFKA-7482).
     assert lai(ctx.out) == [
@@ -125,9 +125,9 @@ def test_P10_online_partition_to_online_controlled_shutdown() -> None:
 
 def test_P11_online_partition_to_offline_partition() -> None:
     ctx = make_ctx(live=[5])
-    part = add_part(ctx, T, 0, [5], leader=5, pstate=P.OnlinePartition)
+    part = add_part(ctx, T, 0, [5], leader=5, partition_state=P.OnlinePartition)
     handle_partition_changes(ctx, ctx.topics[T], [part], P.OfflinePartition)
-    assert part.pstate == P.OfflinePartition
+    assert part.partition_state == P.OfflinePartition
     assert leadership(part) == (5, (5,), 0, 0, EPOCH)  # no write
     assert requests_count(ctx.out) == 0
 
@@ -142,9 +142,9 @@ def test_P13_invalid_online_partition_to_new_partition() -> None:
 
 def test_P14_offline_partition_to_online_partition() -> None:
     ctx = make_ctx(live=[5])
-    part = add_part(ctx, T, 0, [5], leader=-1, isr=[5], pstate=P.OfflinePartition)
+    part = add_part(ctx, T, 0, [5], leader=-1, isr=[5], partition_state=P.OfflinePartition)
     results = handle_partition_changes(ctx, ctx.topics[T], [part], P.OnlinePartition, CLEAN)
-    assert part.pstate == P.OnlinePartition
+    assert part.partition_state == P.OnlinePartition
     assert results == {0: True}
     assert leadership(part) == (5, (5,), 1, 1, EPOCH)
     assert lai(ctx.out) == [(5, T, 0, 5, (5,), 1, 1, EPOCH, (5,), False)]
@@ -154,10 +154,10 @@ def test_P15_offline_partition_to_unclean_online_partition() -> None:
     """IBP >= 3.2 variant (the core models KIP-704): RECOVERING; only live replicas get
     the LAI."""
     ctx = make_ctx(live=[5])
-    part = add_part(ctx, T, 0, [6, 5], leader=6, isr=[6], pstate=P.OfflinePartition)
+    part = add_part(ctx, T, 0, [6, 5], leader=6, isr=[6], partition_state=P.OfflinePartition)
     handle_partition_changes(ctx, ctx.topics[T], [part], P.OnlinePartition,
                              offline_strategy(True))
-    assert part.pstate == P.OnlinePartition
+    assert part.partition_state == P.OnlinePartition
     assert leadership(part) == (5, (5,), 1, 1, EPOCH)
     assert part.recovering
     assert lai(ctx.out) == [(5, T, 0, 5, (5,), 1, 1, EPOCH, (6, 5), False)]
@@ -167,10 +167,10 @@ def test_P15_offline_partition_to_unclean_online_partition() -> None:
 
 def test_P15b_unclean_disabled_keeps_partition_offline() -> None:
     ctx = make_ctx(live=[5])
-    part = add_part(ctx, T, 0, [6, 5], leader=6, isr=[6], pstate=P.OfflinePartition)
+    part = add_part(ctx, T, 0, [6, 5], leader=6, isr=[6], partition_state=P.OfflinePartition)
     results = handle_partition_changes(ctx, ctx.topics[T], [part], P.OnlinePartition, CLEAN)
     assert results == {0: False}
-    assert part.pstate == P.OfflinePartition
+    assert part.partition_state == P.OfflinePartition
     assert leadership(part) == (6, (6,), 0, 0, EPOCH)
     assert requests_count(ctx.out) == 0
     assert kinds(ctx.out) == ["election_failed"]
@@ -180,19 +180,19 @@ def test_P17_offline_partition_without_state_stays_offline() -> None:
     """Kafka's ZK read returns NONODE: Left("LeaderAndIsr information doesn't exist"); the
     replay's equivalent is a partition without leadership info."""
     ctx = make_ctx(live=[5])
-    part = add_part(ctx, T, 0, [5], pstate=P.OfflinePartition)
+    part = add_part(ctx, T, 0, [5], partition_state=P.OfflinePartition)
     results = handle_partition_changes(ctx, ctx.topics[T], [part], P.OnlinePartition, CLEAN)
     assert results == {0: False}
-    assert part.pstate == P.OfflinePartition
+    assert part.partition_state == P.OfflinePartition
     assert requests_count(ctx.out) == 0
     assert kinds(ctx.out) == ["election_failed"]
 
 
 def test_P18_offline_partition_to_nonexistent_partition() -> None:
     ctx = make_ctx(live=[5])
-    part = add_part(ctx, T, 0, [5], pstate=P.OfflinePartition)
+    part = add_part(ctx, T, 0, [5], partition_state=P.OfflinePartition)
     handle_partition_changes(ctx, ctx.topics[T], [part], P.NonExistentPartition)
-    assert part.pstate == P.NonExistentPartition
+    assert part.partition_state == P.NonExistentPartition
     assert requests_count(ctx.out) == 0
 
 
@@ -208,9 +208,9 @@ def test_P20_offline_partitions_count() -> None:
     parts = [add_part(ctx, "test", i, [5], leader=5, isr=[5]) for i in range(4)]
     handle_partition_changes(ctx, topic, parts, P.NewPartition)
     handle_partition_changes(ctx, topic, parts, P.OfflinePartition)
-    assert sum(p.pstate == P.OfflinePartition for p in parts) == 4
+    assert sum(p.partition_state == P.OfflinePartition for p in parts) == 4
     handle_partition_changes(ctx, topic, parts, P.OnlinePartition, CLEAN)
-    assert sum(p.pstate == P.OfflinePartition for p in parts) == 0
+    assert sum(p.partition_state == P.OfflinePartition for p in parts) == 0
     assert [leadership(p) for p in parts] == [(5, (5,), 1, 1, EPOCH)] * 4
 
 
@@ -225,8 +225,9 @@ def test_P22_partitions_and_replicas_during_topic_deletion() -> None:
     handle_partition_changes(ctx, topic, parts, P.OfflinePartition)
     handle_replica_changes(ctx, topic, [(p, 5) for p in parts], R.NewReplica)
     handle_replica_changes(ctx, topic, [(p, 5) for p in parts], R.OfflineReplica)
-    assert sum(p.pstate == P.OfflinePartition for p in parts) == 4
+    assert sum(p.partition_state == P.OfflinePartition for p in parts) == 4
     deletion.enqueue(ctx, topic)
-    assert [p.pstate for p in parts] == [P.NonExistentPartition] * 4
-    assert [p.rstates for p in parts] == [{5: R.ReplicaDeletionIneligible}] * 4
-    assert (topic.queued, topic.started, topic.ineligible) == (True, True, True)
+    assert [p.partition_state for p in parts] == [P.NonExistentPartition] * 4
+    assert [p.replica_states for p in parts] == [{5: R.ReplicaDeletionIneligible}] * 4
+    assert (topic.queued_for_deletion, topic.deletion_started,
+            topic.ineligible_for_deletion) == (True, True, True)

@@ -1,5 +1,5 @@
 """Kafka 3.7.1 `ControllerChannelManagerTest` (scenarios.md C01-C17) against the request
-batch (`statemachine.requests.Batch`).
+batch (`statemachine.requests.RequestBatch`).
 
 Fixture as in Kafka: controller 1, controller epoch 1, brokers 1, 2, 3 live; topics foo and
 bar, 2 partitions each, RF 3 round-robin. The core keeps one batch per topic (partitions of
@@ -11,9 +11,9 @@ as the requests are sent; UpdateMetadata rows are per partition with `to_brokers
 
 from __future__ import annotations
 
-from statemachine.context import Ctx
+from statemachine.context import ControllerContext
 from statemachine.model import Part
-from statemachine.requests import Batch
+from statemachine.requests import RequestBatch
 from tests.helpers.core import add_part, lai, make_ctx, sr, um
 
 ASSIGN = {("foo", 0): (1, 2, 3), ("foo", 1): (2, 3, 1), ("bar", 0): (3, 1, 2),
@@ -22,9 +22,10 @@ ASSIGN = {("foo", 0): (1, 2, 3), ("foo", 1): (2, 3, 1), ("bar", 0): (3, 1, 2),
 LEADERS = {("foo", 0): (1, (1, 2)), ("foo", 1): (2, (2, 3)), ("bar", 1): (3, (1, 3))}
 
 
-def _ctx(live: tuple[int, ...] = (1, 2, 3), sd: tuple[int, ...] = (),
-         leaders: dict[tuple[str, int], tuple[int, tuple[int, ...]]] | None = None) -> Ctx:
-    ctx = make_ctx(live=live, sd=sd, epoch=1, controller=1)
+def _ctx(live: tuple[int, ...] = (1, 2, 3), shutting_down: tuple[int, ...] = (),
+         leaders: dict[tuple[str, int], tuple[int, tuple[int, ...]]] | None = None,
+         ) -> ControllerContext:
+    ctx = make_ctx(live=live, shutting_down=shutting_down, epoch=1, controller=1)
     for (t, p), replicas in ASSIGN.items():
         if leaders is not None and (t, p) in leaders:
             leader, isr = leaders[(t, p)]
@@ -34,14 +35,14 @@ def _ctx(live: tuple[int, ...] = (1, 2, 3), sd: tuple[int, ...] = (),
     return ctx
 
 
-def _part(ctx: Ctx, topic: str, p: int) -> Part:
+def _part(ctx: ControllerContext, topic: str, p: int) -> Part:
     return ctx.topics[topic].parts[p]
 
 
-def _lai_to(ctx: Ctx, brokers: tuple[int, ...], keys: list[tuple[str, int]],
+def _lai_to(ctx: ControllerContext, brokers: tuple[int, ...], keys: list[tuple[str, int]],
             is_new: bool = False) -> None:
     for topic in ("foo", "bar"):
-        batch = Batch(ctx, ctx.topics[topic])
+        batch = RequestBatch(ctx, ctx.topics[topic])
         for t, p in keys:
             if t == topic:
                 batch.add_leader_and_isr(brokers, _part(ctx, t, p), is_new=is_new)
@@ -66,7 +67,7 @@ def test_C01_leader_and_isr_request_sent() -> None:
 
 def test_C02_leader_and_isr_is_new_is_sticky() -> None:
     ctx = _ctx(leaders=LEADERS)
-    batch = Batch(ctx, ctx.topics["foo"])
+    batch = RequestBatch(ctx, ctx.topics["foo"])
     batch.add_leader_and_isr((2,), _part(ctx, "foo", 0), is_new=True)
     batch.add_leader_and_isr((2,), _part(ctx, "foo", 0), is_new=False)
     batch.send()
@@ -75,7 +76,7 @@ def test_C02_leader_and_isr_is_new_is_sticky() -> None:
 
 
 def test_C03_leader_and_isr_sent_to_live_or_shutting_down_brokers() -> None:
-    ctx = _ctx(live=(1,), sd=(2,), leaders=LEADERS)
+    ctx = _ctx(live=(1,), shutting_down=(2,), leaders=LEADERS)
     _lai_to(ctx, (1, 2, 3), [("foo", 0)])
     assert [(r[0], r[1], r[2]) for r in lai(ctx.out)] == [(1, "foo", 0), (2, "foo", 0)]
     # Shutting-down 2 and dead 3 are offline replicas in the UM.
@@ -85,7 +86,7 @@ def test_C03_leader_and_isr_sent_to_live_or_shutting_down_brokers() -> None:
 def test_C05_update_metadata_request_sent() -> None:
     ctx = _ctx(leaders=LEADERS)
     for topic in ("foo", "bar"):
-        batch = Batch(ctx, ctx.topics[topic])
+        batch = RequestBatch(ctx, ctx.topics[topic])
         for t, p in LEADERS:
             if t == topic:
                 batch.add_update_metadata(_part(ctx, t, p), to=(2,))
@@ -102,7 +103,7 @@ def test_C05_update_metadata_request_sent() -> None:
 def test_C06_update_metadata_skips_partitions_without_leadership() -> None:
     ctx = _ctx()
     for topic in ("foo", "bar"):
-        batch = Batch(ctx, ctx.topics[topic])
+        batch = RequestBatch(ctx, ctx.topics[topic])
         for t, p in LEADERS:
             if t == topic:
                 batch.add_update_metadata(_part(ctx, t, p), to=(2,))
@@ -112,9 +113,9 @@ def test_C06_update_metadata_skips_partitions_without_leadership() -> None:
 
 def test_C07_update_metadata_during_topic_deletion() -> None:
     ctx = _ctx(leaders=LEADERS)
-    ctx.topics["foo"].queued = True
+    ctx.topics["foo"].queued_for_deletion = True
     for topic in ("foo", "bar"):
-        batch = Batch(ctx, ctx.topics[topic])
+        batch = RequestBatch(ctx, ctx.topics[topic])
         for t, p in LEADERS:
             if t == topic:
                 batch.add_update_metadata(_part(ctx, t, p), to=(2,))
@@ -131,8 +132,8 @@ def test_C07_update_metadata_during_topic_deletion() -> None:
 def test_C08_update_metadata_includes_live_or_shutting_down_brokers() -> None:
     """UM([1,2,3]) with 2 shutting down and 3 dead reaches {1, 2} only. (Kafka's test sends
     no partition; a row needs one, so foo-0 is added.)"""
-    ctx = _ctx(live=(1,), sd=(2,), leaders=LEADERS)
-    batch = Batch(ctx, ctx.topics["foo"])
+    ctx = _ctx(live=(1,), shutting_down=(2,), leaders=LEADERS)
+    batch = RequestBatch(ctx, ctx.topics["foo"])
     batch.add_update_metadata(_part(ctx, "foo", 0), to=(1, 2, 3))
     batch.send()
     assert [u[-1] for u in um(ctx.out)] == [(1, 2)]
@@ -142,7 +143,7 @@ def test_C10_stop_replica_request_sent() -> None:
     leaders = {("foo", 0): (1, ()), ("foo", 1): (2, ()), ("bar", 1): (3, ())}
     ctx = _ctx(leaders=leaders)
     for topic in ("foo", "bar"):
-        batch = Batch(ctx, ctx.topics[topic])
+        batch = RequestBatch(ctx, ctx.topics[topic])
         for t, p in leaders:
             if t == topic:
                 batch.add_stop_replica((2,), _part(ctx, t, p), delete=False)
@@ -154,16 +155,17 @@ def test_C10_stop_replica_request_sent() -> None:
 
 def test_C11_stop_replica_delete_partition_is_sticky() -> None:
     ctx = _ctx(leaders=LEADERS)
-    batch = Batch(ctx, ctx.topics["foo"])
+    batch = RequestBatch(ctx, ctx.topics["foo"])
     batch.add_stop_replica((2,), _part(ctx, "foo", 0), delete=True)
     batch.add_stop_replica((2,), _part(ctx, "foo", 0), delete=False)
     batch.send()
     assert sr(ctx.out) == [(2, "foo", 0, True, 0)]
 
 
-def _sr_all(ctx: Ctx, brokers: tuple[int, ...], delete: dict[tuple[str, int], bool]) -> None:
+def _sr_all(ctx: ControllerContext, brokers: tuple[int, ...],
+            delete: dict[tuple[str, int], bool]) -> None:
     for topic in ("foo", "bar"):
-        batch = Batch(ctx, ctx.topics[topic])
+        batch = RequestBatch(ctx, ctx.topics[topic])
         for (t, p), d in delete.items():
             if t == topic:
                 batch.add_stop_replica(brokers, _part(ctx, t, p), delete=d)
@@ -172,7 +174,7 @@ def _sr_all(ctx: Ctx, brokers: tuple[int, ...], delete: dict[tuple[str, int], bo
 
 def test_C12_stop_replica_while_topic_queued_for_deletion() -> None:
     ctx = _ctx(leaders=LEADERS)
-    ctx.topics["foo"].queued = True
+    ctx.topics["foo"].queued_for_deletion = True
     _sr_all(ctx, (2,), {k: True for k in LEADERS})
     assert sorted(sr(ctx.out)) == [
         (2, "bar", 1, True, 0), (2, "foo", 0, True, -2), (2, "foo", 1, True, -2)]
@@ -183,12 +185,12 @@ def test_C13_C14_stop_replica_while_topic_deletion_started() -> None:
     delete=false (C14). The response events are the flow's business (StopReplicaResponse
     applies only to started deletions: test_conformance_deletion)."""
     ctx = _ctx(leaders=LEADERS)
-    ctx.topics["foo"].queued = ctx.topics["foo"].started = True
+    ctx.topics["foo"].queued_for_deletion = ctx.topics["foo"].deletion_started = True
     _sr_all(ctx, (2,), {k: True for k in LEADERS})
     assert sorted(sr(ctx.out)) == [
         (2, "bar", 1, True, 0), (2, "foo", 0, True, -2), (2, "foo", 1, True, -2)]
     ctx2 = _ctx(leaders=LEADERS)
-    ctx2.topics["foo"].queued = ctx2.topics["foo"].started = True
+    ctx2.topics["foo"].queued_for_deletion = ctx2.topics["foo"].deletion_started = True
     _sr_all(ctx2, (2,), {k: False for k in LEADERS})
     assert sorted(sr(ctx2.out)) == [
         (2, "bar", 1, False, 0), (2, "foo", 0, False, -2), (2, "foo", 1, False, -2)]
@@ -215,7 +217,7 @@ def test_C16_stop_replica_groups_by_broker() -> None:
 
 
 def test_C17_stop_replica_only_to_live_and_shutting_down_brokers() -> None:
-    ctx = _ctx(live=(1,), sd=(2,), leaders=LEADERS)
+    ctx = _ctx(live=(1,), shutting_down=(2,), leaders=LEADERS)
     _sr_all(ctx, (2, 3), {k: False for k in LEADERS})
     rows = sr(ctx.out)
     assert {r[0] for r in rows} == {2}
@@ -225,7 +227,7 @@ def test_C17_stop_replica_only_to_live_and_shutting_down_brokers() -> None:
 def test_C_negative_broker_ids_are_dropped() -> None:
     """§2: broker ids below 0 are dropped from every add."""
     ctx = _ctx(leaders=LEADERS)
-    batch = Batch(ctx, ctx.topics["foo"])
+    batch = RequestBatch(ctx, ctx.topics["foo"])
     batch.add_leader_and_isr((-1, 2), _part(ctx, "foo", 0), is_new=False)
     batch.add_stop_replica((-1,), _part(ctx, "foo", 1), delete=False)
     batch.send()
@@ -238,7 +240,7 @@ def test_C_later_add_overwrites_earlier_state() -> None:
     carries the last state too (§11.2)."""
     ctx = _ctx(leaders=LEADERS)
     part = _part(ctx, "foo", 0)
-    batch = Batch(ctx, ctx.topics["foo"])
+    batch = RequestBatch(ctx, ctx.topics["foo"])
     batch.add_leader_and_isr((2,), part, is_new=False)
     part.leader, part.leader_epoch, part.zk_version = 2, 1, 1
     batch.add_leader_and_isr((2,), part, is_new=False)

@@ -21,7 +21,7 @@ from tests.helpers.core import (
     make_ctx,
     pstate_row,
     replay_log,
-    rstates,
+    replica_states_of,
     sr,
 )
 
@@ -36,9 +36,9 @@ E, V = 4, 9  # leader epoch and zkVersion before each §4.3 example
 def _offline(replicas: list[int], leader: int, isr: list[int], live: list[int]):  # type: ignore[no-untyped-def]
     ctx = make_ctx(live=live)
     part = add_part(ctx, "t", 0, replicas, leader=leader, isr=isr, leader_epoch=E,
-                    zk_version=V, rstates={5: R.OnlineReplica})
+                    zk_version=V, replica_states={5: R.OnlineReplica})
     handle_replica_changes(ctx, ctx.topics["t"], [(part, 5)], R.OfflineReplica)
-    assert part.rstates == {5: R.OfflineReplica}
+    assert part.replica_states == {5: R.OfflineReplica}
     return ctx, part
 
 
@@ -154,7 +154,7 @@ def test_7_8_reassignment_epoch_trace() -> None:
             for r in at(out.stop_replica, done)] == [(0, False, 2), (0, True, 3)]
     assert final(out, "t", 0) == (ONLINE, 1, (1,), 3, 4, 1)
     assert pstate_row(out, "t", 0).replicas == (1,)
-    assert rstates(out, "t", 0) == {1: "OnlineReplica"}
+    assert replica_states_of(out, "t", 0) == {1: "OnlineReplica"}
 
 
 # -- §10 ready-made scenario expectations ------------------------------------------------
@@ -166,7 +166,7 @@ def test_10_topic_created_with_dead_first_replica() -> None:
     log.create("t", 0, [1, 0])
     _, out = replay_log(log)
     assert final(out, "t", 0) == (ONLINE, 0, (0,), 0, 0, 1)
-    assert rstates(out, "t", 0) == {0: "OnlineReplica", 1: "OnlineReplica"}
+    assert replica_states_of(out, "t", 0) == {0: "OnlineReplica", 1: "OnlineReplica"}
 
 
 def test_10_follower_shuts_down_cleanly_then_dies() -> None:
@@ -181,7 +181,7 @@ def test_10_follower_shuts_down_cleanly_then_dies() -> None:
     assert [(r.broker_id, r.isr, r.leader_epoch, r.zk_version)
             for r in at(out.leader_and_isr, fail)] == [(0, (0,), 1, 1)]
     assert final(out, "t", 0) == (ONLINE, 0, (0,), 1, 1, 1)
-    assert rstates(out, "t", 0) == {0: "OnlineReplica", 1: "OfflineReplica"}
+    assert replica_states_of(out, "t", 0) == {0: "OnlineReplica", 1: "OfflineReplica"}
 
 
 def test_10_leader_shuts_down_cleanly() -> None:
