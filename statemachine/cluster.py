@@ -1,4 +1,4 @@
-"""The cluster timeline: broker liveness and the controller, by `seq` (DESIGN §3).
+"""The cluster timeline: broker liveness and the controller, by `seq`.
 
 Broker liveness is global while partitions are independent, so the cluster events of a log
 are folded once, here, into a list of `ClusterStep`s. The replay of every partition reads
@@ -6,7 +6,8 @@ liveness from this timeline instead of receiving a copy of every broker event.
 
 Rows that share a `seq` are one controller event. Within one `seq` the steps run in the
 order Kafka's controller would take them: a failover first, then the `BrokerChange`
-(new brokers start, bounced brokers fail and start again, dead brokers fail: §7.1), then
+(new brokers start, bounced brokers fail and start again, dead brokers fail:
+`KafkaController.processBrokerChange`), then
 controlled shutdowns in ascending broker id.
 """
 

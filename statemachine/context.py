@@ -32,7 +32,8 @@ class ReplayConfig:
 
     # Broker default of unclean.leader.election.enable; a topic override wins.
     unclean_leader_election_enable: bool = False
-    # delete.topic.enable: when false, deletion requests are ignored (§7.9).
+    # delete.topic.enable: when false, deletion requests are ignored (Kafka's
+    # `TopicDeletionManager.isDeleteTopicEnabled`).
     delete_topic_enable: bool = True
 
 

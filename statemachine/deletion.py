@@ -1,4 +1,4 @@
-"""`TopicDeletionManager` for one topic (semantics §7.9).
+"""`TopicDeletionManager` for one topic (Kafka 3.7.1).
 
 Deletion completes only when every replica of every partition of the topic is
 ReplicaDeletionSuccessful. The replay keeps all partitions of a topic in one group, so that

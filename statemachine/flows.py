@@ -1,4 +1,5 @@
-"""Kafka's controller flows as they touch the topics of one replay group (semantics §7).
+"""Kafka's controller flows (`KafkaController`, Kafka 3.7.1) as they touch the topics of
+one replay group.
 
 Each cluster step or event becomes the sequence of state-machine calls `KafkaController`
 makes, per topic, in Kafka's order. Kafka runs each call over all partitions of the cluster
@@ -71,9 +72,10 @@ def apply_cluster_step(ctx: ControllerContext, step: ClusterStep) -> None:
 
 
 def _broker_change(ctx: ControllerContext, step: ClusterStep) -> None:
-    """§7.1: new brokers start; bounced brokers fail and start again; dead brokers fail.
-    Liveness moves between the phases exactly as the controller updates it."""
-    # Step 2 removes the dead brokers from the channel manager before any phase runs: they
+    """`KafkaController.processBrokerChange`: new brokers start; bounced brokers fail and
+    start again; dead brokers fail. Liveness moves between the phases exactly as the
+    controller updates it."""
+    # The dead brokers leave the channel manager before any phase runs: they
     # stay in liveBrokers (elections still count them) until the last phase, but a request
     # addressed to them meanwhile is dropped ("since it is offline"), so it is not sent.
     gone = frozenset(step.dead)
@@ -118,8 +120,9 @@ def _failure(ctx: ControllerContext, brokers: Ints) -> None:
 
 
 def on_broker_startup(ctx: ControllerContext, topic: Topic, new: Ints) -> None:
-    """§7.2. The UMs of steps 2-3 carry no partition change (an empty UM to the existing
-    brokers, and the current metadata to the new ones), so no partition rows come of them."""
+    """`KafkaController.onBrokerStartup`. Its first two UpdateMetadata requests carry no
+    partition change (an empty UM to the existing brokers, and the current metadata to the
+    new ones), so no partition rows come of them."""
     replicas = _hosted(topic, new)
     if not replicas:
         return
@@ -136,7 +139,8 @@ def on_broker_startup(ctx: ControllerContext, topic: Topic, new: Ints) -> None:
 
 def on_replicas_become_offline(ctx: ControllerContext, topic: Topic,
                                replicas: Sequence[Replica]) -> None:
-    """§7.4 for the replicas of one topic on the failed brokers."""
+    """`KafkaController.onReplicasBecomeOffline` for the replicas of one topic on the
+    failed brokers."""
     live = ctx.live
     hosted = {p.partition for p, _ in replicas}
     offline_leader = [
@@ -154,8 +158,9 @@ def on_replicas_become_offline(ctx: ControllerContext, topic: Topic,
 
 
 def on_controlled_shutdown(ctx: ControllerContext, topic: Topic, broker: int) -> None:
-    """§7.6 step 3-6: move leadership off the broker, take it out of the ISRs it follows.
-    RF=1 partitions and topics queued for deletion are left alone."""
+    """`KafkaController.doControlledShutdown` after its checks: move leadership off the
+    broker, take it out of the ISRs it follows. RF=1 partitions and topics queued for
+    deletion are left alone."""
     if topic.queued_for_deletion:
         return
     act_on = [p for p in topic.sorted_parts()
@@ -178,8 +183,10 @@ def on_controlled_shutdown(ctx: ControllerContext, topic: Topic, broker: int) ->
 
 
 def on_controller_failover(ctx: ControllerContext, topic: Topic) -> None:
-    """§7.10 steps 4-9 for one topic: the new controller rebuilds its view from ZK (the
-    assignment and leadership survive; machine states and shutting-down brokers do not)."""
+    """`KafkaController.onControllerFailover` for one topic, from
+    `fetchTopicDeletionsInProgress` to `tryTopicDeletion`: the new controller rebuilds its
+    view from ZK (the assignment and leadership survive; machine states and shutting-down
+    brokers do not)."""
     live = ctx.live
     parts = [p for p in topic.sorted_parts() if p.replicas]
     if topic.queued_for_deletion:
@@ -189,7 +196,7 @@ def on_controller_failover(ctx: ControllerContext, topic: Topic) -> None:
             p.being_reassigned for p in parts)
     for part in parts:
         part.controller_epoch = part.zk_controller_epoch  # the cache is reloaded from ZK
-    # Replica machine startup (§4.4): every state is rebuilt, none is Started.
+    # ReplicaStateMachine.startup: every state is rebuilt, none is Started.
     topic.deletion_started_count = 0
     online: list[Replica] = []
     offline: list[Replica] = []
@@ -206,7 +213,7 @@ def on_controller_failover(ctx: ControllerContext, topic: Topic) -> None:
                            "initialized by controller failover")
     handle_replica_changes(ctx, topic, online, R.OnlineReplica)
     handle_replica_changes(ctx, topic, offline, R.OfflineReplica)
-    # Partition machine startup (§5.1).
+    # PartitionStateMachine.startup (initializePartitionState).
     for part in parts:
         if part.has_leadership:
             partition_state = P.OnlinePartition if part.leader in live else P.OfflinePartition
@@ -271,7 +278,8 @@ def _partition_created(ctx: ControllerContext, e: Event) -> None:
 
 
 def on_new_partition_creation(ctx: ControllerContext, topic: Topic, parts: Sequence[Part]) -> None:
-    """§7.5: the replicas of a new partition end Online even on dead brokers."""
+    """`KafkaController.onNewPartitionCreation`: the replicas of a new partition end
+    Online even on dead brokers."""
     replicas = [(p, b) for p in parts for b in p.replicas]
     handle_partition_changes(ctx, topic, parts, P.NewPartition)
     handle_replica_changes(ctx, topic, replicas, R.NewReplica)
@@ -287,7 +295,8 @@ def _reassignment_requested(ctx: ControllerContext, e: Event) -> None:
 
 
 def _isr_changed(ctx: ControllerContext, e: Event) -> None:
-    """An ISR change by the leader: AlterPartition (§7.11) or, before 2.7, the leader's own
+    """An ISR change by the leader: AlterPartition (`KafkaController.processAlterPartition`)
+    or, before 2.7, the leader's own
     ZK write seen through an IsrChangeNotification. The leader epoch never changes."""
     found = _known_part(ctx, e, "alter_partition_rejected")
     if found is None:
@@ -299,7 +308,7 @@ def _isr_changed(ctx: ControllerContext, e: Event) -> None:
     if error is not None:
         ctx.finding(topic.name, part.partition, part.leader, "alter_partition_rejected", error)
         # Kafka still sends UM(all live or shutting down, every partition of the request)
-        # for a rejected partition, with its unchanged state (§7.11 step 5).
+        # for a rejected partition, with its unchanged state.
         send_update_metadata(ctx, topic, part)
         return
     if isr != part.isr:
@@ -337,7 +346,10 @@ def _alter_partition_error(ctx: ControllerContext, part: Part, isr: Ints, leader
 def _electable(ctx: ControllerContext, e: Event) -> tuple[Topic, Part] | None:
     """The partition of an election request, unless Kafka rejects the request outright."""
     found = _known_part(ctx, e, "election_rejected")
-    if found is not None and found[0].queued_for_deletion:
+    if found is None:
+        return None
+    topic, _ = found
+    if topic.queued_for_deletion:
         ctx.finding(e.topic, e.partition, None, "election_rejected",
                     f"INVALID_TOPIC_EXCEPTION: {e.topic} is queued for deletion")
         return None

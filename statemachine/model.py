@@ -1,4 +1,5 @@
-"""What the controller caches about each partition and topic (semantics §1), and the
+"""What the controller caches about each partition and topic (Kafka's `ControllerContext`),
+and the
 compact snapshot the Spark job keeps in `GroupState` between runs.
 
 During a replay the view is mutable (`Part`, `Topic`: slotted classes, cheap to update in

@@ -1,4 +1,5 @@
-"""`ZkPartitionStateMachine.handleStateChanges` for partitions of one topic (semantics §5).
+"""`ZkPartitionStateMachine.handleStateChanges` for partitions of one topic (Kafka 3.7.1,
+`PartitionStateMachine.scala`).
 
 One call is one request batch. `OnlinePartition` initialises New partitions and runs the
 given election strategy for Online/Offline ones; the result says which elections

@@ -1,4 +1,5 @@
-"""Partition reassignment, KIP-455 model of Kafka 2.4+ (semantics §7.8)."""
+"""Partition reassignment, the KIP-455 model of Kafka 2.4+: `KafkaController`'s
+`onPartitionReassignment` and the steps around it, as in Kafka 3.7.1."""
 
 from __future__ import annotations
 

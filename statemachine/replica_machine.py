@@ -1,9 +1,11 @@
-"""`ZkReplicaStateMachine.handleStateChanges` for replicas of one topic (semantics §4).
+"""`ZkReplicaStateMachine.handleStateChanges` for replicas of one topic (Kafka 3.7.1,
+`ReplicaStateMachine.scala`).
 
 One call is one request batch. Replicas are grouped by broker and the groups run in
-ascending broker id: Kafka iterates a hash map here (§11.1), so when several brokers leave
-one ISR in one call, which member survives as the last one is Kafka's hash order; ascending
-id is our documented, deterministic choice.
+ascending broker id. Kafka iterates the Scala `HashMap` that `groupBy` builds here, so when
+several brokers leave one ISR in one call, which member survives as the last one follows
+Kafka's hash order; ascending id is the replay's deterministic choice (a known deviation,
+see docs/core.md).
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""`AbstractControllerBrokerRequestBatch` for the partitions of one topic (semantics §2).
+"""`AbstractControllerBrokerRequestBatch` for the partitions of one topic (Kafka 3.7.1,
+`ControllerChannelManager.scala`).
 
 One `RequestBatch` is one state-machine call: the adds accumulate, `send()` emits the requests
 the controller would send. Within a batch a later add for the same (broker, partition)
