@@ -2,10 +2,10 @@
 small builder for event logs that drives the real fold.
 
 Machine-level tests (Kafka's ReplicaStateMachineTest, PartitionStateMachineTest, ...) build
-a `ControllerContext` directly, put partitions in the state the Kafka test sets up, call the machine, and
-read the request rows the core emitted. Kafka's tests verify calls on a mocked batch with no
-liveness filtering; the core emits the requests as SENT, so the fixtures make the recipients
-live (scenarios.md section 9).
+a `ControllerContext` directly, put partitions in the state the Kafka test sets up, call the
+machine, and read the request rows the core emitted. Kafka's tests verify calls on a mocked
+batch with no liveness filtering; the core emits the requests as SENT, so the fixtures make
+the recipients live.
 
 Flow-level tests write an event log with `Log` and replay it with `replay_log`.
 """

@@ -1,7 +1,6 @@
-"""Kafka 3.7.1 `TopicDeletionManagerTest` (scenarios.md T01-T04) against
-`statemachine.deletion`, with the real machines (Kafka's mocks only differ by throwing on
-invalid transitions, which no T test triggers: scenarios.md section 9.3), plus the same
-flows driven through the event log.
+"""Kafka 3.7.1 `TopicDeletionManagerTest` against `statemachine.deletion`, with the real
+machines (Kafka's mocks only differ by throwing on invalid transitions, which none of its
+tests triggers), plus the same flows driven through the event log.
 
 Fixture as in Kafka: brokers 1, 2, 3 live; topics of 2 partitions, RF 3 round-robin, every
 replica Online and every partition Online (the real machines give them leadership: leader
@@ -56,14 +55,16 @@ def _flags(topic: Topic) -> tuple[bool, bool, bool]:
     return (topic.queued_for_deletion, topic.deletion_started, topic.ineligible_for_deletion)
 
 
-def test_T00_round_robin_fixture() -> None:
+def test_round_robin_fixture() -> None:
     ctx = _ctx("foo", "bar")
     assert [p.replicas for t in ("foo", "bar") for p in ctx.topics[t].sorted_parts()] == [
         (1, 2, 3), (2, 3, 1), (3, 1, 2), (1, 2, 3)]
 
 
-def test_T01_initialization_intersects_ineligible_with_queued() -> None:
-    """init(toBeDeleted={foo, bar}, ineligible={bar, baz}) keeps only {bar} ineligible:
+def test_initialization_intersects_ineligible_with_queued() -> None:
+    """`testInitialization`.
+
+    init(toBeDeleted={foo, bar}, ineligible={bar, baz}) keeps only {bar} ineligible:
     marking a topic ineligible is a no-op unless it is queued."""
     ctx = _ctx("foo", "bar", "baz")
     foo, bar, baz = (ctx.topics[t] for t in ("foo", "bar", "baz"))
@@ -74,7 +75,8 @@ def test_T01_initialization_intersects_ineligible_with_queued() -> None:
     assert [t.name for t in (foo, bar, baz) if t.ineligible_for_deletion] == ["bar"]
 
 
-def test_T02_basic_deletion() -> None:
+def test_basic_deletion() -> None:
+    """`testBasicDeletion`."""
     ctx = _ctx("foo", "bar")
     foo, bar = ctx.topics["foo"], ctx.topics["bar"]
     deletion.enqueue(ctx, foo)
@@ -86,7 +88,8 @@ def test_T02_basic_deletion() -> None:
     # One UM for every partition of both topics, advertised with LeaderDuringDelete.
     assert sorted((u[0], u[1], u[2]) for u in um(ctx.out) if u[2] == -2) == [
         ("bar", 0, -2), ("bar", 1, -2), ("foo", 0, -2), ("foo", 1, -2)]
-    # No LeaderAndIsr for a queued topic (§9): the ISR shrinks in ZK silently.
+    # No LeaderAndIsr for a queued topic (OfflineReplica skips it): the ISR shrinks in ZK
+    # silently.
     assert lai(ctx.out) == []
     # Each replica: SR(delete=false, epoch -2), then SR(delete=true, epoch -2).
     assert sorted(sr(ctx.out)) == sorted(
@@ -115,7 +118,8 @@ def test_T02_basic_deletion() -> None:
     assert kinds(ctx.out).count("topic_deleted") == 2
 
 
-def test_T03_deletion_with_broker_offline() -> None:
+def test_deletion_with_broker_offline() -> None:
+    """`testDeletionWithBrokerOffline`."""
     ctx = _ctx("foo", "bar")
     foo = ctx.topics["foo"]
     ctx.set_liveness(frozenset({1, 3}), frozenset())
@@ -146,7 +150,8 @@ def test_T03_deletion_with_broker_offline() -> None:
     assert _states(ctx.topics["bar"]) == {R.OnlineReplica}
 
 
-def test_T04_broker_failure_after_deletion_started() -> None:
+def test_broker_failure_after_deletion_started() -> None:
+    """`testBrokerFailureAfterDeletionStarted`."""
     ctx = _ctx("foo", "bar")
     foo = ctx.topics["foo"]
     deletion.enqueue(ctx, foo)
@@ -183,7 +188,7 @@ def _deletion_log() -> Log:
     return log
 
 
-def test_T_log_deletion_completes_only_when_every_replica_is_deleted() -> None:
+def test_log_deletion_completes_only_when_every_replica_is_deleted() -> None:
     log = _deletion_log()
     log.delete("foo")
     for p in (0, 1):
@@ -199,7 +204,7 @@ def test_T_log_deletion_completes_only_when_every_replica_is_deleted() -> None:
     assert "deletion_completion_mismatch" not in kinds(out)
 
 
-def test_T_log_failed_stop_replica_makes_topic_ineligible() -> None:
+def test_log_failed_stop_replica_makes_topic_ineligible() -> None:
     log = _deletion_log()
     log.delete("foo")
     for b in (1, 2, 3):
@@ -211,7 +216,7 @@ def test_T_log_failed_stop_replica_makes_topic_ineligible() -> None:
     _, out = replay_log(log)
     # Broker 2 failed (Ineligible, topic ineligible); broker 3's later success runs
     # resumeDeletions with nothing Started, so the retry moves 2 Ineligible -> Offline
-    # even though the topic stays ineligible (as in T03).
+    # even though the topic stays ineligible (as in testDeletionWithBrokerOffline).
     assert replica_states_of(out, "foo", 1) == {1: "ReplicaDeletionSuccessful",
                                      2: "OfflineReplica",
                                      3: "ReplicaDeletionSuccessful"}
@@ -223,7 +228,7 @@ def test_T_log_failed_stop_replica_makes_topic_ineligible() -> None:
     assert [r.queued_for_deletion for r in out.partition_states] == [True, True]
 
 
-def test_T_log_stop_replica_response_before_deletion_is_ignored() -> None:
+def test_log_stop_replica_response_before_deletion_is_ignored() -> None:
     log = _deletion_log()
     log.stop_replica_response("foo", 0, 1)
     _, out = replay_log(log)
@@ -231,8 +236,9 @@ def test_T_log_stop_replica_response_before_deletion_is_ignored() -> None:
     assert replica_states_of(out, "foo", 0) == {b: "OnlineReplica" for b in (1, 2, 3)}
 
 
-def test_T_log_deletion_with_dead_broker_resumes_on_startup() -> None:
-    """T03 through the log: broker 2 is dead when deletion starts; its replicas are
+def test_log_deletion_with_dead_broker_resumes_on_startup() -> None:
+    """`testDeletionWithBrokerOffline` through the log: broker 2 is dead when deletion
+    starts; its replicas are
     ineligible until it comes back, then deletion restarts for them."""
     log = _deletion_log()
     log.failure(2)

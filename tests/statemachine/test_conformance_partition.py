@@ -1,9 +1,8 @@
-"""Kafka 3.7.1 `PartitionStateMachineTest` (scenarios.md P01-P22) against the partition
-machine.
+"""Kafka 3.7.1 `PartitionStateMachineTest` against the partition machine.
 
 Fixture as in Kafka: controller 5, controller epoch 50, partition t-0, unclean election
 disabled. Kafka's ZK-write stubs return zkVersion 2 after a read at 0 (a mock artifact);
-real ZK gives 1, which is what these tests assert (scenarios.md section 9.2).
+real ZK gives 1, which is what these tests assert.
 """
 
 from __future__ import annotations
@@ -45,7 +44,8 @@ def _invalid(from_state: P, to: P) -> None:
     assert kinds(ctx.out) == ["invalid_transition"]
 
 
-def test_P01_nonexistent_partition_to_new_partition() -> None:
+def test_nonexistent_partition_to_new_partition() -> None:
+    """`testNonexistentPartitionToNewPartitionTransition`."""
     ctx = make_ctx(live=[5])
     part = add_part(ctx, T, 0, [5])
     handle_partition_changes(ctx, ctx.topics[T], [part], P.NewPartition)
@@ -53,15 +53,18 @@ def test_P01_nonexistent_partition_to_new_partition() -> None:
     assert requests_count(ctx.out) == 0
 
 
-def test_P02_invalid_nonexistent_partition_to_online_partition() -> None:
+def test_invalid_nonexistent_partition_to_online_partition() -> None:
+    """`testInvalidNonexistentPartitionToOnlinePartitionTransition`."""
     _invalid(P.NonExistentPartition, P.OnlinePartition)
 
 
-def test_P03_invalid_nonexistent_partition_to_offline_partition() -> None:
+def test_invalid_nonexistent_partition_to_offline_partition() -> None:
+    """`testInvalidNonexistentPartitionToOfflinePartitionTransition`."""
     _invalid(P.NonExistentPartition, P.OfflinePartition)
 
 
-def test_P04_new_partition_to_online_partition() -> None:
+def test_new_partition_to_online_partition() -> None:
+    """`testNewPartitionToOnlinePartitionTransition`."""
     ctx = make_ctx(live=[5])
     part = add_part(ctx, T, 0, [5], partition_state=P.NewPartition)
     results = handle_partition_changes(ctx, ctx.topics[T], [part], P.OnlinePartition, CLEAN)
@@ -72,8 +75,9 @@ def test_P04_new_partition_to_online_partition() -> None:
     assert results == {}  # initialisations are not election results (Kafka's map)
 
 
-def test_P04b_new_partition_with_no_live_replica_stays_new() -> None:
-    """§8: NewPartition->Online with no online replica stays New; nothing written or sent."""
+def test_new_partition_with_no_live_replica_stays_new() -> None:
+    """Next to `testNewPartitionToOnlinePartitionTransition`: NewPartition->Online with no
+    online replica stays New; nothing written or sent."""
     ctx = make_ctx(live=[6])
     part = add_part(ctx, T, 0, [5], partition_state=P.NewPartition)
     handle_partition_changes(ctx, ctx.topics[T], [part], P.OnlinePartition, CLEAN)
@@ -83,7 +87,8 @@ def test_P04b_new_partition_with_no_live_replica_stays_new() -> None:
     assert kinds(ctx.out) == ["no_live_replica"]
 
 
-def test_P07_new_partition_to_offline_partition() -> None:
+def test_new_partition_to_offline_partition() -> None:
+    """`testNewPartitionToOfflinePartitionTransition`."""
     ctx = make_ctx(live=[5])
     part = add_part(ctx, T, 0, [5], partition_state=P.NewPartition)
     handle_partition_changes(ctx, ctx.topics[T], [part], P.OfflinePartition)
@@ -91,11 +96,13 @@ def test_P07_new_partition_to_offline_partition() -> None:
     assert requests_count(ctx.out) == 0
 
 
-def test_P08_invalid_new_partition_to_nonexistent_partition() -> None:
+def test_invalid_new_partition_to_nonexistent_partition() -> None:
+    """`testInvalidNewPartitionToNonexistentPartitionTransition`."""
     _invalid(P.NewPartition, P.NonExistentPartition)
 
 
-def test_P09_online_partition_to_online_preferred_election() -> None:
+def test_online_partition_to_online_preferred_election() -> None:
+    """`testOnlinePartitionToOnlineTransition`."""
     ctx = make_ctx(live=[5])
     part = add_part(ctx, T, 0, [5], leader=5, isr=[5], partition_state=P.OnlinePartition)
     results = handle_partition_changes(ctx, ctx.topics[T], [part], P.OnlinePartition,
@@ -107,7 +114,8 @@ def test_P09_online_partition_to_online_preferred_election() -> None:
     assert lai(ctx.out) == [(5, T, 0, 5, (5,), 1, 1, EPOCH, (5,), False)]
 
 
-def test_P10_online_partition_to_online_controlled_shutdown() -> None:
+def test_online_partition_to_online_controlled_shutdown() -> None:
+    """`testOnlinePartitionToOnlineTransitionForControlledShutdown`."""
     ctx = make_ctx(live=[6], shutting_down=[5])
     part = add_part(ctx, T, 0, [5, 6], leader=5, isr=[5, 6], partition_state=P.OnlinePartition)
     handle_partition_changes(ctx, ctx.topics[T], [part], P.OnlinePartition,
@@ -123,7 +131,8 @@ def test_P10_online_partition_to_online_controlled_shutdown() -> None:
     assert um(ctx.out) == [(T, 0, 6, (6,), 1, 1, EPOCH, (5, 6), (5,), None)]
 
 
-def test_P11_online_partition_to_offline_partition() -> None:
+def test_online_partition_to_offline_partition() -> None:
+    """`testOnlinePartitionToOfflineTransition`."""
     ctx = make_ctx(live=[5])
     part = add_part(ctx, T, 0, [5], leader=5, partition_state=P.OnlinePartition)
     handle_partition_changes(ctx, ctx.topics[T], [part], P.OfflinePartition)
@@ -132,15 +141,18 @@ def test_P11_online_partition_to_offline_partition() -> None:
     assert requests_count(ctx.out) == 0
 
 
-def test_P12_invalid_online_partition_to_nonexistent_partition() -> None:
+def test_invalid_online_partition_to_nonexistent_partition() -> None:
+    """`testInvalidOnlinePartitionToNonexistentPartitionTransition`."""
     _invalid(P.OnlinePartition, P.NonExistentPartition)
 
 
-def test_P13_invalid_online_partition_to_new_partition() -> None:
+def test_invalid_online_partition_to_new_partition() -> None:
+    """`testInvalidOnlinePartitionToNewPartitionTransition`."""
     _invalid(P.OnlinePartition, P.NewPartition)
 
 
-def test_P14_offline_partition_to_online_partition() -> None:
+def test_offline_partition_to_online_partition() -> None:
+    """`testOfflinePartitionToOnlinePartitionTransition`."""
     ctx = make_ctx(live=[5])
     part = add_part(ctx, T, 0, [5], leader=-1, isr=[5], partition_state=P.OfflinePartition)
     results = handle_partition_changes(ctx, ctx.topics[T], [part], P.OnlinePartition, CLEAN)
@@ -150,8 +162,10 @@ def test_P14_offline_partition_to_online_partition() -> None:
     assert lai(ctx.out) == [(5, T, 0, 5, (5,), 1, 1, EPOCH, (5,), False)]
 
 
-def test_P15_offline_partition_to_unclean_online_partition() -> None:
-    """IBP >= 3.2 variant (the core models KIP-704): RECOVERING; only live replicas get
+def test_offline_partition_to_unclean_online_partition() -> None:
+    """`testOfflinePartitionToUncleanOnlinePartitionTransition`.
+
+    IBP >= 3.2 variant (the core models KIP-704): RECOVERING; only live replicas get
     the LAI."""
     ctx = make_ctx(live=[5])
     part = add_part(ctx, T, 0, [6, 5], leader=6, isr=[6], partition_state=P.OfflinePartition)
@@ -165,7 +179,7 @@ def test_P15_offline_partition_to_unclean_online_partition() -> None:
     assert "unclean_leader_election" in kinds(ctx.out)
 
 
-def test_P15b_unclean_disabled_keeps_partition_offline() -> None:
+def test_unclean_disabled_keeps_partition_offline() -> None:
     ctx = make_ctx(live=[5])
     part = add_part(ctx, T, 0, [6, 5], leader=6, isr=[6], partition_state=P.OfflinePartition)
     results = handle_partition_changes(ctx, ctx.topics[T], [part], P.OnlinePartition, CLEAN)
@@ -176,8 +190,10 @@ def test_P15b_unclean_disabled_keeps_partition_offline() -> None:
     assert kinds(ctx.out) == ["election_failed"]
 
 
-def test_P17_offline_partition_without_state_stays_offline() -> None:
-    """Kafka's ZK read returns NONODE: Left("LeaderAndIsr information doesn't exist"); the
+def test_offline_partition_without_state_stays_offline() -> None:
+    """`testOfflinePartitionToOnlinePartitionTransitionErrorCodeFromStateLookup`.
+
+    Kafka's ZK read returns NONODE: Left("LeaderAndIsr information doesn't exist"); the
     replay's equivalent is a partition without leadership info."""
     ctx = make_ctx(live=[5])
     part = add_part(ctx, T, 0, [5], partition_state=P.OfflinePartition)
@@ -188,7 +204,8 @@ def test_P17_offline_partition_without_state_stays_offline() -> None:
     assert kinds(ctx.out) == ["election_failed"]
 
 
-def test_P18_offline_partition_to_nonexistent_partition() -> None:
+def test_offline_partition_to_nonexistent_partition() -> None:
+    """`testOfflinePartitionToNonexistentPartitionTransition`."""
     ctx = make_ctx(live=[5])
     part = add_part(ctx, T, 0, [5], partition_state=P.OfflinePartition)
     handle_partition_changes(ctx, ctx.topics[T], [part], P.NonExistentPartition)
@@ -196,12 +213,15 @@ def test_P18_offline_partition_to_nonexistent_partition() -> None:
     assert requests_count(ctx.out) == 0
 
 
-def test_P19_invalid_offline_partition_to_new_partition() -> None:
+def test_invalid_offline_partition_to_new_partition() -> None:
+    """`testInvalidOfflinePartitionToNewPartitionTransition`."""
     _invalid(P.OfflinePartition, P.NewPartition)
 
 
-def test_P20_offline_partitions_count() -> None:
-    """`offlinePartitionCount` is derived from the partition states (the core keeps no
+def test_offline_partitions_count() -> None:
+    """`testUpdatingOfflinePartitionsCount`.
+
+    `offlinePartitionCount` is derived from the partition states (the core keeps no
     metric): 4 after New->Offline, 0 after the Offline election."""
     ctx = make_ctx(live=[5])
     topic = ctx.topic("test")
@@ -214,8 +234,10 @@ def test_P20_offline_partitions_count() -> None:
     assert [leadership(p) for p in parts] == [(5, (5,), 1, 1, EPOCH)] * 4
 
 
-def test_P22_partitions_and_replicas_during_topic_deletion() -> None:
-    """The derived part of P22: with no live broker, enqueueing the topic moves the
+def test_partitions_and_replicas_during_topic_deletion() -> None:
+    """`testUpdatingOfflinePartitionsCountDuringTopicDeletion`.
+
+    The derived part: with no live broker, enqueueing the topic moves the
     partitions Offline -> NonExistent, the dead replicas to Ineligible, and marks the topic
     ineligible (the metric itself is not modelled)."""
     ctx = make_ctx(live=[])

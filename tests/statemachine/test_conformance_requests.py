@@ -1,4 +1,4 @@
-"""Kafka 3.7.1 `ControllerChannelManagerTest` (scenarios.md C01-C17) against the request
+"""Kafka 3.7.1 `ControllerChannelManagerTest` against the request
 batch (`statemachine.requests.RequestBatch`).
 
 Fixture as in Kafka: controller 1, controller epoch 1, brokers 1, 2, 3 live; topics foo and
@@ -18,7 +18,8 @@ from tests.helpers.core import add_part, lai, make_ctx, sr, um
 
 ASSIGN = {("foo", 0): (1, 2, 3), ("foo", 1): (2, 3, 1), ("bar", 0): (3, 1, 2),
           ("bar", 1): (1, 2, 3)}
-# C01's leaderships: foo-0 (1, [1,2]), foo-1 (2, [2,3]), bar-1 (3, [1,3]), epoch 0.
+# The leaderships of testLeaderAndIsrRequestSent: foo-0 (1, [1,2]), foo-1 (2, [2,3]),
+# bar-1 (3, [1,3]), epoch 0.
 LEADERS = {("foo", 0): (1, (1, 2)), ("foo", 1): (2, (2, 3)), ("bar", 1): (3, (1, 3))}
 
 
@@ -49,7 +50,8 @@ def _lai_to(ctx: ControllerContext, brokers: tuple[int, ...], keys: list[tuple[s
         batch.send()
 
 
-def test_C01_leader_and_isr_request_sent() -> None:
+def test_leader_and_isr_request_sent() -> None:
+    """`testLeaderAndIsrRequestSent`."""
     ctx = _ctx(leaders=LEADERS)
     _lai_to(ctx, (2,), list(LEADERS))
     rows = sorted(lai(ctx.out), key=lambda r: (r[1], r[2]))
@@ -65,7 +67,8 @@ def test_C01_leader_and_isr_request_sent() -> None:
         ("bar", 1, 3, None), ("foo", 0, 1, None), ("foo", 1, 2, None)]
 
 
-def test_C02_leader_and_isr_is_new_is_sticky() -> None:
+def test_leader_and_isr_is_new_is_sticky() -> None:
+    """`testLeaderAndIsrRequestIsNew`."""
     ctx = _ctx(leaders=LEADERS)
     batch = RequestBatch(ctx, ctx.topics["foo"])
     batch.add_leader_and_isr((2,), _part(ctx, "foo", 0), is_new=True)
@@ -75,7 +78,8 @@ def test_C02_leader_and_isr_is_new_is_sticky() -> None:
     assert len(um(ctx.out)) == 1
 
 
-def test_C03_leader_and_isr_sent_to_live_or_shutting_down_brokers() -> None:
+def test_leader_and_isr_sent_to_live_or_shutting_down_brokers() -> None:
+    """`testLeaderAndIsrRequestSentToLiveOrShuttingDownBrokers`."""
     ctx = _ctx(live=(1,), shutting_down=(2,), leaders=LEADERS)
     _lai_to(ctx, (1, 2, 3), [("foo", 0)])
     assert [(r[0], r[1], r[2]) for r in lai(ctx.out)] == [(1, "foo", 0), (2, "foo", 0)]
@@ -83,7 +87,8 @@ def test_C03_leader_and_isr_sent_to_live_or_shutting_down_brokers() -> None:
     assert um(ctx.out) == [("foo", 0, 1, (1, 2), 0, 0, 1, (1, 2, 3), (2, 3), None)]
 
 
-def test_C05_update_metadata_request_sent() -> None:
+def test_update_metadata_request_sent() -> None:
+    """`testUpdateMetadataRequestSent`."""
     ctx = _ctx(leaders=LEADERS)
     for topic in ("foo", "bar"):
         batch = RequestBatch(ctx, ctx.topics[topic])
@@ -100,7 +105,8 @@ def test_C05_update_metadata_request_sent() -> None:
     assert lai(ctx.out) == [] and sr(ctx.out) == []
 
 
-def test_C06_update_metadata_skips_partitions_without_leadership() -> None:
+def test_update_metadata_skips_partitions_without_leadership() -> None:
+    """`testUpdateMetadataDoesNotIncludePartitionsWithoutLeaderAndIsr`."""
     ctx = _ctx()
     for topic in ("foo", "bar"):
         batch = RequestBatch(ctx, ctx.topics[topic])
@@ -111,7 +117,8 @@ def test_C06_update_metadata_skips_partitions_without_leadership() -> None:
     assert um(ctx.out) == []  # 0 partition states
 
 
-def test_C07_update_metadata_during_topic_deletion() -> None:
+def test_update_metadata_during_topic_deletion() -> None:
+    """`testUpdateMetadataRequestDuringTopicDeletion`."""
     ctx = _ctx(leaders=LEADERS)
     ctx.topics["foo"].queued_for_deletion = True
     for topic in ("foo", "bar"):
@@ -129,8 +136,10 @@ def test_C07_update_metadata_during_topic_deletion() -> None:
     assert rows[("bar", 1)][2:6] == (3, (1, 3), 0, 0)
 
 
-def test_C08_update_metadata_includes_live_or_shutting_down_brokers() -> None:
-    """UM([1,2,3]) with 2 shutting down and 3 dead reaches {1, 2} only. (Kafka's test sends
+def test_update_metadata_includes_live_or_shutting_down_brokers() -> None:
+    """`testUpdateMetadataIncludesLiveOrShuttingDownBrokers`.
+
+    UM([1,2,3]) with 2 shutting down and 3 dead reaches {1, 2} only. (Kafka's test sends
     no partition; a row needs one, so foo-0 is added.)"""
     ctx = _ctx(live=(1,), shutting_down=(2,), leaders=LEADERS)
     batch = RequestBatch(ctx, ctx.topics["foo"])
@@ -139,7 +148,8 @@ def test_C08_update_metadata_includes_live_or_shutting_down_brokers() -> None:
     assert [u[-1] for u in um(ctx.out)] == [(1, 2)]
 
 
-def test_C10_stop_replica_request_sent() -> None:
+def test_stop_replica_request_sent() -> None:
+    """`testStopReplicaRequestSent`."""
     leaders = {("foo", 0): (1, ()), ("foo", 1): (2, ()), ("bar", 1): (3, ())}
     ctx = _ctx(leaders=leaders)
     for topic in ("foo", "bar"):
@@ -153,7 +163,8 @@ def test_C10_stop_replica_request_sent() -> None:
     assert lai(ctx.out) == [] and um(ctx.out) == []
 
 
-def test_C11_stop_replica_delete_partition_is_sticky() -> None:
+def test_stop_replica_delete_partition_is_sticky() -> None:
+    """`testStopReplicaRequestWithAlreadyDefinedDeletedPartition`."""
     ctx = _ctx(leaders=LEADERS)
     batch = RequestBatch(ctx, ctx.topics["foo"])
     batch.add_stop_replica((2,), _part(ctx, "foo", 0), delete=True)
@@ -172,7 +183,8 @@ def _sr_all(ctx: ControllerContext, brokers: tuple[int, ...],
         batch.send()
 
 
-def test_C12_stop_replica_while_topic_queued_for_deletion() -> None:
+def test_stop_replica_while_topic_queued_for_deletion() -> None:
+    """`testStopReplicaRequestsWhileTopicQueuedForDeletion`."""
     ctx = _ctx(leaders=LEADERS)
     ctx.topics["foo"].queued_for_deletion = True
     _sr_all(ctx, (2,), {k: True for k in LEADERS})
@@ -180,9 +192,12 @@ def test_C12_stop_replica_while_topic_queued_for_deletion() -> None:
         (2, "bar", 1, True, 0), (2, "foo", 0, True, -2), (2, "foo", 1, True, -2)]
 
 
-def test_C13_C14_stop_replica_while_topic_deletion_started() -> None:
-    """The request is the same as C12 once deletion has started (C13), and with
-    delete=false (C14). The response events are the flow's business (StopReplicaResponse
+def test_stop_replica_while_topic_deletion_started() -> None:
+    """`testStopReplicaRequestsWhileTopicDeletionStarted` and
+    `testStopReplicaRequestWithoutDeletePartitionWhileTopicDeletionStarted`.
+
+    The request is the same as while the topic is only queued, once deletion has started,
+    and with delete=false. The response events are the flow's business (StopReplicaResponse
     applies only to started deletions: test_conformance_deletion)."""
     ctx = _ctx(leaders=LEADERS)
     ctx.topics["foo"].queued_for_deletion = ctx.topics["foo"].deletion_started = True
@@ -196,8 +211,10 @@ def test_C13_C14_stop_replica_while_topic_deletion_started() -> None:
         (2, "bar", 1, False, 0), (2, "foo", 0, False, -2), (2, "foo", 1, False, -2)]
 
 
-def test_C15_mixed_delete_and_not_delete_stop_replica() -> None:
-    """IBP >= 2.6: one request holding per-partition flags (one row per partition)."""
+def test_mixed_delete_and_not_delete_stop_replica() -> None:
+    """`testMixedDeleteAndNotDeleteStopReplicaRequests`.
+
+    IBP >= 2.6: one request holding per-partition flags (one row per partition)."""
     ctx = _ctx(leaders=LEADERS)
     _sr_all(ctx, (2,), {("foo", 0): True, ("foo", 1): True, ("bar", 0): False,
                         ("bar", 1): False})
@@ -206,7 +223,8 @@ def test_C15_mixed_delete_and_not_delete_stop_replica() -> None:
         (2, "foo", 0, True, 0), (2, "foo", 1, True, 0)]
 
 
-def test_C16_stop_replica_groups_by_broker() -> None:
+def test_stop_replica_groups_by_broker() -> None:
+    """`testStopReplicaGroupsByBroker`."""
     ctx = _ctx(leaders=LEADERS)
     _sr_all(ctx, (2, 3), {k: False for k in LEADERS})
     rows = sr(ctx.out)
@@ -216,7 +234,8 @@ def test_C16_stop_replica_groups_by_broker() -> None:
             ("bar", 1), ("foo", 0), ("foo", 1)]
 
 
-def test_C17_stop_replica_only_to_live_and_shutting_down_brokers() -> None:
+def test_stop_replica_only_to_live_and_shutting_down_brokers() -> None:
+    """`testStopReplicaSentOnlyToLiveAndShuttingDownBrokers`."""
     ctx = _ctx(live=(1,), shutting_down=(2,), leaders=LEADERS)
     _sr_all(ctx, (2, 3), {k: False for k in LEADERS})
     rows = sr(ctx.out)
@@ -224,8 +243,9 @@ def test_C17_stop_replica_only_to_live_and_shutting_down_brokers() -> None:
     assert len(rows) == 3
 
 
-def test_C_negative_broker_ids_are_dropped() -> None:
-    """§2: broker ids below 0 are dropped from every add."""
+def test_negative_broker_ids_are_dropped() -> None:
+    """`addLeaderAndIsrRequestForBrokers` and `addStopReplicaRequestForBrokers` drop broker
+    ids below 0."""
     ctx = _ctx(leaders=LEADERS)
     batch = RequestBatch(ctx, ctx.topics["foo"])
     batch.add_leader_and_isr((-1, 2), _part(ctx, "foo", 0), is_new=False)
@@ -235,9 +255,9 @@ def test_C_negative_broker_ids_are_dropped() -> None:
     assert sr(ctx.out) == []
 
 
-def test_C_later_add_overwrites_earlier_state() -> None:
-    """§2: a later LAI add for the same (broker, partition) overwrites the entry; the UM
-    carries the last state too (§11.2)."""
+def test_later_add_overwrites_earlier_state() -> None:
+    """`addLeaderAndIsrRequestForBrokers`: a later add for the same (broker, partition)
+    overwrites the entry; the UM carries the last state too."""
     ctx = _ctx(leaders=LEADERS)
     part = _part(ctx, "foo", 0)
     batch = RequestBatch(ctx, ctx.topics["foo"])
