@@ -14,7 +14,7 @@ from __future__ import annotations
 from tests.helpers.core import Log, at, final, replay_log
 
 
-def test_failover_with_dead_follower_outside_isr_keeps_zk_ctrl_epoch() -> None:
+def test_failover_with_dead_follower_outside_isr_keeps_zk_controller_epoch() -> None:
     log = Log()
     log.failover(0, [0, 1])  # epoch 1
     log.create("t", 0, [0, 1])
