@@ -13,7 +13,7 @@ Flow-level tests write an event log with `Log` and replay it with `replay_log`.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from schemas import event_types as ET
 from statemachine.cluster import build_timeline
@@ -93,30 +93,82 @@ def add_part(
     return part
 
 
-def leadership(part: Part) -> tuple[int, tuple[int, ...], int, int, int]:
+class Leadership(NamedTuple):
+    """The cached leadership of a partition, as Kafka's tests write it."""
+
+    leader: int
+    isr: tuple[int, ...]
+    leader_epoch: int
+    zk_version: int
+    controller_epoch: int
+
+
+def leadership(part: Part) -> Leadership:
     """(leader, isr, leader_epoch, zk_version, controller_epoch) of the cached state."""
-    return (part.leader, part.isr, part.leader_epoch, part.zk_version, part.controller_epoch)
+    return Leadership(part.leader, part.isr, part.leader_epoch, part.zk_version,
+                      part.controller_epoch)
 
 
-def lai(out: Outputs, topic: str | None = None) -> list[tuple[Any, ...]]:
-    """LeaderAndIsr rows as (broker, topic, partition, leader, isr, leader_epoch,
-    zk_version, state_controller_epoch, replicas, is_new)."""
-    return [(r.broker_id, r.topic, r.partition, r.leader, r.isr, r.leader_epoch,
-             r.zk_version, r.state_controller_epoch, r.replicas, r.is_new)
+class LeaderAndIsrSent(NamedTuple):
+    """The fields of a LeaderAndIsr row that Kafka's tests check."""
+
+    broker_id: int
+    topic: str
+    partition: int
+    leader: int
+    isr: tuple[int, ...]
+    leader_epoch: int
+    zk_version: int
+    state_controller_epoch: int
+    replicas: tuple[int, ...]
+    is_new: bool
+
+
+class UpdateMetadataSent(NamedTuple):
+    """The fields of an UpdateMetadata row that Kafka's tests check."""
+
+    topic: str
+    partition: int
+    leader: int
+    isr: tuple[int, ...]
+    leader_epoch: int
+    zk_version: int
+    state_controller_epoch: int
+    replicas: tuple[int, ...]
+    offline_replicas: tuple[int, ...]
+    to_brokers: tuple[int, ...] | None
+
+
+class StopReplicaSent(NamedTuple):
+    """The fields of a StopReplica row that Kafka's tests check."""
+
+    broker_id: int
+    topic: str
+    partition: int
+    delete_partition: bool
+    leader_epoch: int
+
+
+def lai(out: Outputs, topic: str | None = None) -> list[LeaderAndIsrSent]:
+    """LeaderAndIsr rows (of `topic`, or all)."""
+    return [LeaderAndIsrSent(r.broker_id, r.topic, r.partition, r.leader, r.isr,
+                             r.leader_epoch, r.zk_version, r.state_controller_epoch,
+                             r.replicas, r.is_new)
             for r in out.leader_and_isr if topic is None or r.topic == topic]
 
 
-def um(out: Outputs, topic: str | None = None) -> list[tuple[Any, ...]]:
-    """UpdateMetadata rows as (topic, partition, leader, isr, leader_epoch, zk_version,
-    state_controller_epoch, replicas, offline_replicas, to_brokers)."""
-    return [(r.topic, r.partition, r.leader, r.isr, r.leader_epoch, r.zk_version,
-             r.state_controller_epoch, r.replicas, r.offline_replicas, r.to_brokers)
+def um(out: Outputs, topic: str | None = None) -> list[UpdateMetadataSent]:
+    """UpdateMetadata rows (of `topic`, or all)."""
+    return [UpdateMetadataSent(r.topic, r.partition, r.leader, r.isr, r.leader_epoch,
+                               r.zk_version, r.state_controller_epoch, r.replicas,
+                               r.offline_replicas, r.to_brokers)
             for r in out.update_metadata if topic is None or r.topic == topic]
 
 
-def sr(out: Outputs, topic: str | None = None) -> list[tuple[Any, ...]]:
-    """StopReplica rows as (broker, topic, partition, delete_partition, leader_epoch)."""
-    return [(r.broker_id, r.topic, r.partition, r.delete_partition, r.leader_epoch)
+def sr(out: Outputs, topic: str | None = None) -> list[StopReplicaSent]:
+    """StopReplica rows (of `topic`, or all)."""
+    return [StopReplicaSent(r.broker_id, r.topic, r.partition, r.delete_partition,
+                            r.leader_epoch)
             for r in out.stop_replica if topic is None or r.topic == topic]
 
 
@@ -241,10 +293,22 @@ def pstate_row(out: Outputs, topic: str, partition: int) -> PartitionStateRow:
     return rows[0]
 
 
-def final(out: Outputs, topic: str, partition: int) -> tuple[Any, ...]:
+class FinalState(NamedTuple):
+    """A partition_states row's state and leadership, in the order tests compare them."""
+
+    state: str
+    leader: int | None
+    isr: tuple[int, ...] | None
+    leader_epoch: int | None
+    zk_version: int | None
+    controller_epoch: int | None
+
+
+def final(out: Outputs, topic: str, partition: int) -> FinalState:
     """(state, leader, isr, leader_epoch, zk_version, controller_epoch) of one partition."""
     r = pstate_row(out, topic, partition)
-    return (r.state, r.leader, r.isr, r.leader_epoch, r.zk_version, r.controller_epoch)
+    return FinalState(r.state, r.leader, r.isr, r.leader_epoch, r.zk_version,
+                      r.controller_epoch)
 
 
 def replica_states_of(out: Outputs, topic: str, partition: int) -> dict[int, str]:

@@ -86,7 +86,7 @@ def test_basic_deletion() -> None:
         assert _states(t) == {R.ReplicaDeletionStarted}
         assert _flags(t) == (True, True, False)
     # One UM for every partition of both topics, advertised with LeaderDuringDelete.
-    assert sorted((u[0], u[1], u[2]) for u in um(ctx.out) if u[2] == -2) == [
+    assert sorted((u.topic, u.partition, u.leader) for u in um(ctx.out) if u.leader == -2) == [
         ("bar", 0, -2), ("bar", 1, -2), ("foo", 0, -2), ("foo", 1, -2)]
     # No LeaderAndIsr for a queued topic (OfflineReplica skips it): the ISR shrinks in ZK
     # silently.
@@ -258,5 +258,5 @@ def test_log_deletion_with_dead_broker_resumes_on_startup() -> None:
     _, out = replay_log(log)
     for p in (0, 1):
         assert replica_states_of(out, "foo", p) == {}
-        assert final(out, "foo", p)[0] == "NonExistentPartition"
+        assert final(out, "foo", p).state == "NonExistentPartition"
     assert kinds(out).count("topic_deleted") == 1

@@ -164,7 +164,7 @@ def test_topic_creation() -> None:
     log.create("t", 0, [0])
     _, out = replay_log(log)
     assert _state(out) == (1, 0, 0)
-    assert final(out, "t", 0)[0] == ONLINE
+    assert final(out, "t", 0).state == ONLINE
 
 
 def test_topic_creation_with_offline_replica() -> None:
@@ -175,7 +175,7 @@ def test_topic_creation_with_offline_replica() -> None:
     seq = log.create("t", 0, [1, 0])
     _, out = replay_log(log)
     assert _state(out) == (1, 0, 0)
-    assert final(out, "t", 0)[2] == (0,)
+    assert final(out, "t", 0).isr == (0,)
     # Both replica states Online, including the dead one.
     assert replica_states_of(out, "t", 0) == {0: "OnlineReplica", 1: "OnlineReplica"}
     # LAI(isNew) to the ISR only.
@@ -290,7 +290,7 @@ def test_preferred_replica_leader_election() -> None:
     log.preferred("t", 0)
     _, out = replay_log(log)
     assert _state(out) == (1, 1, 2)
-    assert final(out, "t", 0)[2] == (0, 1)
+    assert final(out, "t", 0).isr == (0, 1)
 
 
 def test_back_to_back_preferred_replica_leader_elections() -> None:

@@ -54,7 +54,7 @@ def test_leader_and_isr_request_sent() -> None:
     """`testLeaderAndIsrRequestSent`."""
     ctx = _ctx(leaders=LEADERS)
     _lai_to(ctx, (2,), list(LEADERS))
-    rows = sorted(lai(ctx.out), key=lambda r: (r[1], r[2]))
+    rows = sorted(lai(ctx.out), key=lambda r: (r.topic, r.partition))
     assert rows == [
         (2, "bar", 1, 3, (1, 3), 0, 0, 1, (1, 2, 3), False),
         (2, "foo", 0, 1, (1, 2), 0, 0, 1, (1, 2, 3), False),
@@ -63,7 +63,7 @@ def test_leader_and_isr_request_sent() -> None:
     assert {r.controller_epoch for r in ctx.out.leader_and_isr} == {1}
     # The implied UM for each partition goes to every live-or-shutting-down broker, so
     # brokers 1 and 3 also get one.
-    assert sorted((u[0], u[1], u[2], u[-1]) for u in um(ctx.out)) == [
+    assert sorted((u.topic, u.partition, u.leader, u.to_brokers) for u in um(ctx.out)) == [
         ("bar", 1, 3, None), ("foo", 0, 1, None), ("foo", 1, 2, None)]
 
 
@@ -82,7 +82,8 @@ def test_leader_and_isr_sent_to_live_or_shutting_down_brokers() -> None:
     """`testLeaderAndIsrRequestSentToLiveOrShuttingDownBrokers`."""
     ctx = _ctx(live=(1,), shutting_down=(2,), leaders=LEADERS)
     _lai_to(ctx, (1, 2, 3), [("foo", 0)])
-    assert [(r[0], r[1], r[2]) for r in lai(ctx.out)] == [(1, "foo", 0), (2, "foo", 0)]
+    assert [(r.broker_id, r.topic, r.partition) for r in lai(ctx.out)] == [
+        (1, "foo", 0), (2, "foo", 0)]
     # Shutting-down 2 and dead 3 are offline replicas in the UM.
     assert um(ctx.out) == [("foo", 0, 1, (1, 2), 0, 0, 1, (1, 2, 3), (2, 3), None)]
 
@@ -127,7 +128,7 @@ def test_update_metadata_during_topic_deletion() -> None:
             if t == topic:
                 batch.add_update_metadata(_part(ctx, t, p), to=(2,))
         batch.send()
-    rows = {(u[0], u[1]): u for u in um(ctx.out)}
+    rows = {(u.topic, u.partition): u for u in um(ctx.out)}
     assert len(rows) == 3
     # foo: LeaderDuringDelete (-2), leader epoch 0, zkVersion 0; ISR unchanged.
     assert rows[("foo", 0)][2:6] == (-2, (1, 2), 0, 0)
@@ -145,7 +146,7 @@ def test_update_metadata_includes_live_or_shutting_down_brokers() -> None:
     batch = RequestBatch(ctx, ctx.topics["foo"])
     batch.add_update_metadata(_part(ctx, "foo", 0), to=(1, 2, 3))
     batch.send()
-    assert [u[-1] for u in um(ctx.out)] == [(1, 2)]
+    assert [u.to_brokers for u in um(ctx.out)] == [(1, 2)]
 
 
 def test_stop_replica_request_sent() -> None:
@@ -228,9 +229,9 @@ def test_stop_replica_groups_by_broker() -> None:
     ctx = _ctx(leaders=LEADERS)
     _sr_all(ctx, (2, 3), {k: False for k in LEADERS})
     rows = sr(ctx.out)
-    assert {r[0] for r in rows} == {2, 3}
+    assert {r.broker_id for r in rows} == {2, 3}
     for b in (2, 3):
-        assert sorted((r[1], r[2]) for r in rows if r[0] == b) == [
+        assert sorted((r.topic, r.partition) for r in rows if r.broker_id == b) == [
             ("bar", 1), ("foo", 0), ("foo", 1)]
 
 
@@ -239,7 +240,7 @@ def test_stop_replica_only_to_live_and_shutting_down_brokers() -> None:
     ctx = _ctx(live=(1,), shutting_down=(2,), leaders=LEADERS)
     _sr_all(ctx, (2, 3), {k: False for k in LEADERS})
     rows = sr(ctx.out)
-    assert {r[0] for r in rows} == {2}
+    assert {r.broker_id for r in rows} == {2}
     assert len(rows) == 3
 
 
@@ -251,7 +252,7 @@ def test_negative_broker_ids_are_dropped() -> None:
     batch.add_leader_and_isr((-1, 2), _part(ctx, "foo", 0), is_new=False)
     batch.add_stop_replica((-1,), _part(ctx, "foo", 1), delete=False)
     batch.send()
-    assert [r[0] for r in lai(ctx.out)] == [2]
+    assert [r.broker_id for r in lai(ctx.out)] == [2]
     assert sr(ctx.out) == []
 
 

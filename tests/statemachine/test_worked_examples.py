@@ -47,7 +47,7 @@ def _offline(replicas: list[int], leader: int, isr: list[int], live: list[int]):
 def test_offline_replica_isr_5_6_leader_5_take_5_offline() -> None:
     ctx, part = _offline([5, 6], 5, [5, 6], [5, 6])
     assert leadership(part) == (-1, (6,), E + 1, V + 1, EPOCH)
-    assert [r[0] for r in lai(ctx.out)] == [6]
+    assert [r.broker_id for r in lai(ctx.out)] == [6]
     assert sr(ctx.out) == [(5, "t", 0, False, E)]
 
 
