@@ -178,25 +178,27 @@ class RequestBatch:
         number = ctx.batch_number
         batch_id = self.batch_id
         out = ctx.out
-        # Each entry holds the row's partition-level columns in order: `*entry` appends them.
+        # Each entry holds the row's partition-level columns in order, so the row is the
+        # request-level columns + the entry (tuple concatenation: the fastest build).
         if leader_and_isr:
             rows = out.leader_and_isr
             for (b, p), lai in leader_and_isr.items():
                 if b in registered:
                     rows.append(_new(LeaderAndIsrRow, (
-                        seq, ts, number(parts[p], batch_id), epoch, b, name, p, *lai)))
+                        seq, ts, number(parts[p], batch_id), epoch, b, name, p) + lai))
         if update_metadata:
             to: Ints | None = None
             if not self.update_metadata_to_all:
                 to = tuple(sorted(b for b in self.update_metadata_to if b in registered))
             if to is None or to:
                 rows_um = out.update_metadata
+                recipients = (to,)
                 for p, um in update_metadata.items():
                     rows_um.append(_new(UpdateMetadataRow, (
-                        seq, ts, number(parts[p], batch_id), epoch, name, p, *um, to)))
+                        seq, ts, number(parts[p], batch_id), epoch, name, p) + um + recipients))
         if stop_replica:
             rows_sr = out.stop_replica
             for (b, p), sr in stop_replica.items():
                 if b in registered:
                     rows_sr.append(_new(StopReplicaRow, (
-                        seq, ts, number(parts[p], batch_id), epoch, b, name, p, *sr)))
+                        seq, ts, number(parts[p], batch_id), epoch, b, name, p) + sr))
