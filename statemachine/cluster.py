@@ -1,4 +1,4 @@
-"""The cluster timeline: broker liveness and the controller, by `seq` (DESIGN §3).
+"""The cluster timeline: broker liveness and the controller, by `seq`.
 
 Broker liveness is global while partitions are independent, so the cluster events of a log
 are folded once, here, into a list of `ClusterStep`s. The replay of every partition reads
@@ -6,7 +6,8 @@ liveness from this timeline instead of receiving a copy of every broker event.
 
 Rows that share a `seq` are one controller event. Within one `seq` the steps run in the
 order Kafka's controller would take them: a failover first, then the `BrokerChange`
-(new brokers start, bounced brokers fail and start again, dead brokers fail: §7.1), then
+(new brokers start, bounced brokers fail and start again, dead brokers fail:
+`KafkaController.processBrokerChange`), then
 controlled shutdowns in ascending broker id.
 """
 
@@ -15,7 +16,7 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from schemas import event_types as ET
 from statemachine.events import Event
@@ -39,9 +40,9 @@ class ClusterStep:
     dead: Ints = ()  # BrokerChange: brokers that disappeared
     broker: int = -1  # ControlledShutdown: the broker; failover: the new controller
     live_before: frozenset[int] = frozenset()  # live (not shutting down) before the step
-    sd_before: frozenset[int] = frozenset()  # shutting down before the step
+    shutting_down_before: frozenset[int] = frozenset()  # shutting down before the step
     live_after: frozenset[int] = frozenset()
-    sd_after: frozenset[int] = frozenset()
+    shutting_down_after: frozenset[int] = frozenset()
     epoch: int = 0  # controller epoch in force during and after the step
     controller: int = -1
 
@@ -72,7 +73,7 @@ class ClusterTimeline:
         if i < 0:
             return self.initial
         s = self.steps[i]
-        return ClusterState(s.live_after, s.sd_after, s.epoch, s.controller)
+        return ClusterState(s.live_after, s.shutting_down_after, s.epoch, s.controller)
 
     def steps_after(self, seq: int) -> tuple[ClusterStep, ...]:
         """Steps with a `seq` strictly above `seq`, in order."""
@@ -85,6 +86,30 @@ class ClusterTimeline:
 
 def _finding(e: Event, kind: str, detail: str) -> FindingRow:
     return FindingRow(e.seq, e.ts, None, None, e.broker_id, kind, detail, e.source)
+
+
+@dataclass(slots=True)
+class _Folding:
+    """The cluster while `build_timeline` folds the events, and what it has produced."""
+
+    live: frozenset[int]
+    shutting_down: frozenset[int]
+    epoch: int
+    controller: int
+    steps: list[ClusterStep] = field(default_factory=list)
+    findings: list[FindingRow] = field(default_factory=list)
+
+    def record(self, seq: int, ts: Any, kind: str, live: frozenset[int],
+               shutting_down: frozenset[int], *, new: Ints = (), bounced: Ints = (),
+               dead: Ints = (), broker: int = -1) -> None:
+        """Move the cluster to (`live`, `shutting_down`) by a step of `kind`."""
+        self.steps.append(ClusterStep(
+            seq, ts, kind, new=new, bounced=bounced, dead=dead, broker=broker,
+            live_before=self.live, shutting_down_before=self.shutting_down,
+            live_after=live, shutting_down_after=shutting_down,
+            epoch=self.epoch, controller=self.controller,
+        ))
+        self.live, self.shutting_down = live, shutting_down
 
 
 def build_timeline(
@@ -102,113 +127,115 @@ def build_timeline(
     by_seq: dict[int, list[Event]] = {}
     for e in cluster_events:
         by_seq.setdefault(e.seq, []).append(e)
-
-    live = frozenset(initial_live)
-    sd: frozenset[int] = frozenset()
-    epoch, controller = initial_epoch, initial_controller
-    initial = ClusterState(live, sd, epoch, controller)
-    steps: list[ClusterStep] = []
-    findings: list[FindingRow] = []
-
+    fold = _Folding(frozenset(initial_live), frozenset(), initial_epoch, initial_controller)
+    initial = ClusterState(fold.live, fold.shutting_down, fold.epoch, fold.controller)
     for seq in sorted(by_seq):
         group = by_seq[seq]
-        ts = group[0].ts
         for e in group:
-            if e.event_type != ET.CONTROLLER_FAILOVER:
-                continue
-            # A new controller reads the registered brokers from ZK; shuttingDownBrokerIds
-            # is in-memory state of the old controller and is lost (§7.10).
-            epoch += 1
-            controller = e.broker_id if e.broker_id is not None else -1
-            before_live, before_sd = live, sd
-            live, sd = frozenset(e.brokers or ()), frozenset()
-            steps.append(
-                ClusterStep(
-                    seq, e.ts, FAILOVER, broker=controller,
-                    live_before=before_live, sd_before=before_sd,
-                    live_after=live, sd_after=sd, epoch=epoch, controller=controller,
-                )
-            )
+            if e.event_type == ET.CONTROLLER_FAILOVER:
+                _controller_failover(fold, e)
+        _broker_change(fold, seq, group)
+        _controlled_shutdowns(fold, seq, group)
+    return ClusterTimeline(tuple(fold.steps), initial, tuple(fold.findings))
 
-        starting = sorted({e.broker_id for e in group if e.event_type == ET.BROKER_STARTUP
-                           and e.broker_id is not None})
-        failing = sorted({e.broker_id for e in group if e.event_type == ET.BROKER_FAILURE
-                          and e.broker_id is not None})
-        if starting or failing:
-            known = live | sd
-            new = tuple(b for b in starting if b not in known)
-            bounced = tuple(b for b in starting if b in known)
-            dead = tuple(b for b in failing if b in known and b not in starting)
-            for e in group:
-                if e.event_type == ET.BROKER_FAILURE and e.broker_id not in known:
-                    findings.append(_finding(
-                        e, "unknown_broker_failure",
-                        f"broker {e.broker_id} failed but was not registered; ignored"))
-                elif e.event_type == ET.BROKER_FAILURE and e.broker_id in starting:
-                    findings.append(_finding(
-                        e, "contradictory_broker_change",
-                        f"broker {e.broker_id} both started and failed in one event; "
-                        "treated as a bounce"))
-            before_live, before_sd = live, sd
-            live = (live | frozenset(new) | frozenset(bounced)) - frozenset(dead)
-            # A bounced or dead broker is no longer shutting down (§7.3 step 1).
-            sd = sd - frozenset(dead) - frozenset(bounced)
-            live = live - sd
-            steps.append(
-                ClusterStep(
-                    seq, ts, BROKER_CHANGE, new=new, bounced=bounced, dead=dead,
-                    live_before=before_live, sd_before=before_sd,
-                    live_after=live, sd_after=sd, epoch=epoch, controller=controller,
-                )
-            )
 
-        shutting = sorted({e.broker_id for e in group if e.event_type == ET.CONTROLLED_SHUTDOWN
-                           and e.broker_id is not None})
-        for b in shutting:
-            e = next(x for x in group if x.event_type == ET.CONTROLLED_SHUTDOWN
-                     and x.broker_id == b)
-            if b not in live and b not in sd:
-                findings.append(_finding(
-                    e, "broker_not_available",
-                    f"controlled shutdown of broker {b}, which is not registered "
-                    "(BrokerNotAvailableException)"))
-                continue
-            before_live, before_sd = live, sd
-            sd = sd | {b}
-            live = live - {b}
-            steps.append(
-                ClusterStep(
-                    seq, e.ts, SHUTDOWN, broker=b,
-                    live_before=before_live, sd_before=before_sd,
-                    live_after=live, sd_after=sd, epoch=epoch, controller=controller,
-                )
-            )
+def _brokers_of(group: list[Event], event_type: str) -> list[int]:
+    """The brokers of the events of `event_type` in one seq, ascending, once each."""
+    return sorted({e.broker_id for e in group
+                   if e.event_type == event_type and e.broker_id is not None})
 
-    return ClusterTimeline(tuple(steps), initial, tuple(findings))
+
+def _controller_failover(fold: _Folding, e: Event) -> None:
+    """A new controller (`KafkaController.onControllerFailover`): the epoch goes up by one
+    and the registered brokers are read from ZooKeeper. `shuttingDownBrokerIds` is
+    in-memory state of the old controller and is lost
+    (`initializeControllerContext` clears it)."""
+    fold.epoch += 1
+    fold.controller = e.broker_id if e.broker_id is not None else -1
+    fold.record(e.seq, e.ts, FAILOVER, frozenset(e.brokers or ()), frozenset(),
+                broker=fold.controller)
+
+
+def _broker_change(fold: _Folding, seq: int, group: list[Event]) -> None:
+    """The broker startups and failures of one seq as one `BrokerChange`
+    (`KafkaController.processBrokerChange`): new, bounced (re-registered while known) and
+    dead brokers. A failure of an unregistered broker is ignored."""
+    starting = _brokers_of(group, ET.BROKER_STARTUP)
+    failing = _brokers_of(group, ET.BROKER_FAILURE)
+    if not (starting or failing):
+        return
+    known = fold.live | fold.shutting_down
+    new = tuple(b for b in starting if b not in known)
+    bounced = tuple(b for b in starting if b in known)
+    dead = tuple(b for b in failing if b in known and b not in starting)
+    for e in group:
+        if e.event_type == ET.BROKER_FAILURE and e.broker_id not in known:
+            fold.findings.append(_finding(
+                e, "unknown_broker_failure",
+                f"broker {e.broker_id} failed but was not registered; ignored"))
+        elif e.event_type == ET.BROKER_FAILURE and e.broker_id in starting:
+            fold.findings.append(_finding(
+                e, "contradictory_broker_change",
+                f"broker {e.broker_id} both started and failed in one event; "
+                "treated as a bounce"))
+    live = (fold.live | frozenset(new) | frozenset(bounced)) - frozenset(dead)
+    # A bounced or dead broker is no longer shutting down (`onBrokerFailure` removes it
+    # from shuttingDownBrokerIds first).
+    shutting_down = fold.shutting_down - frozenset(dead) - frozenset(bounced)
+    live = live - shutting_down
+    fold.record(seq, group[0].ts, BROKER_CHANGE, live, shutting_down,
+                new=new, bounced=bounced, dead=dead)
+
+
+def _controlled_shutdowns(fold: _Folding, seq: int, group: list[Event]) -> None:
+    """The `ControlledShutdown` requests of one seq, in ascending broker id. A request
+    from an unregistered broker fails with BrokerNotAvailableException."""
+    for b in _brokers_of(group, ET.CONTROLLED_SHUTDOWN):
+        e = next(x for x in group if x.event_type == ET.CONTROLLED_SHUTDOWN
+                 and x.broker_id == b)
+        if b not in fold.live and b not in fold.shutting_down:
+            fold.findings.append(_finding(
+                e, "broker_not_available",
+                f"controlled shutdown of broker {b}, which is not registered "
+                "(BrokerNotAvailableException)"))
+            continue
+        fold.record(seq, e.ts, SHUTDOWN, fold.live - {b}, fold.shutting_down | {b},
+                    broker=b)
+
+
+class _OpenInterval(NamedTuple):
+    """A broker's current status in `broker_intervals`, and since when."""
+
+    status: str
+    seq_from: int
+    ts_from: Any
 
 
 def broker_intervals(timeline: ClusterTimeline) -> list[BrokerIntervalRow]:
     """Status intervals per broker (live, shutting_down, dead), for `broker_timeline`."""
-    status: dict[int, tuple[str, int, Any]] = {}
+    open_intervals: dict[int, _OpenInterval] = {}
     rows: list[BrokerIntervalRow] = []
 
-    def status_of(b: int, live: frozenset[int], sd: frozenset[int]) -> str:
-        return "live" if b in live else "shutting_down" if b in sd else "dead"
+    def status_of(b: int, live: frozenset[int], shutting_down: frozenset[int]) -> str:
+        return "live" if b in live else "shutting_down" if b in shutting_down else "dead"
 
     for b in sorted(timeline.initial.live):
-        status[b] = ("live", -1, None)
+        open_intervals[b] = _OpenInterval("live", -1, None)
     for s in timeline.steps:
-        for b in sorted(s.live_after | s.sd_after | s.live_before | s.sd_before | set(status)):
-            now = status_of(b, s.live_after, s.sd_after)
-            prev = status.get(b)
+        brokers = (s.live_after | s.shutting_down_after | s.live_before
+                   | s.shutting_down_before | set(open_intervals))
+        for b in sorted(brokers):
+            now = status_of(b, s.live_after, s.shutting_down_after)
+            prev = open_intervals.get(b)
             # A bounce is a failure and a start in one event: close and reopen the interval.
-            if prev is not None and (prev[0] != now or b in s.bounced):
-                rows.append(BrokerIntervalRow(b, prev[0], prev[1], s.seq, prev[2], s.ts))
-            if prev is None or prev[0] != now or b in s.bounced:
-                status[b] = (now, s.seq, s.ts)
-    for b in sorted(status):
-        st, seq_from, ts_from = status[b]
-        rows.append(BrokerIntervalRow(b, st, seq_from, None, ts_from, None))
+            if prev is not None and (prev.status != now or b in s.bounced):
+                rows.append(BrokerIntervalRow(b, prev.status, prev.seq_from, s.seq,
+                                              prev.ts_from, s.ts))
+            if prev is None or prev.status != now or b in s.bounced:
+                open_intervals[b] = _OpenInterval(now, s.seq, s.ts)
+    for b in sorted(open_intervals):
+        status, seq_from, ts_from = open_intervals[b]
+        rows.append(BrokerIntervalRow(b, status, seq_from, None, ts_from, None))
     return rows
 
 

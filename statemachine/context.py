@@ -32,7 +32,8 @@ class ReplayConfig:
 
     # Broker default of unclean.leader.election.enable; a topic override wins.
     unclean_leader_election_enable: bool = False
-    # delete.topic.enable: when false, deletion requests are ignored (§7.9).
+    # delete.topic.enable: when false, deletion requests are ignored (Kafka's
+    # `TopicDeletionManager.isDeleteTopicEnabled`).
     delete_topic_enable: bool = True
 
 
@@ -64,14 +65,15 @@ class Outputs:
         self.findings.clear()
 
 
-class Ctx:
+class ControllerContext:
     """The controller's view during one replay: cluster at the current event, topics and
     outputs. Step and batch numbers restart at every `seq` and count per partition (kept on
     the `Part`), so they do not depend on which other topics share the replay group."""
 
     __slots__ = (
         "config", "timeline", "topics", "out", "seq", "ts", "source",
-        "live", "sd", "live_or_sd", "epoch", "controller", "index", "batches",
+        "live", "shutting_down", "live_or_shutting_down", "epoch", "controller",
+        "topics_by_broker", "last_batch_id",
     )
 
     def __init__(self, config: ReplayConfig, timeline: ClusterTimeline,
@@ -84,18 +86,19 @@ class Ctx:
         self.ts: object = None
         self.source: str | None = None
         self.live: frozenset[int] = frozenset()
-        self.sd: frozenset[int] = frozenset()
-        self.live_or_sd: frozenset[int] = frozenset()
+        self.shutting_down: frozenset[int] = frozenset()
+        self.live_or_shutting_down: frozenset[int] = frozenset()
         self.epoch = 0
         self.controller = -1
-        self.batches = 0  # ids of request batches; an int, so a Part never points at one
+        # Id of the last request batch opened; an int, so a Part never points at a batch.
+        self.last_batch_id = 0
         # broker -> topics with a replica on it (assigned, adding or removing): which
         # topics a broker event wakes. Derived, so never saved.
-        self.index: dict[int, set[str]] = {}
+        self.topics_by_broker: dict[int, set[str]] = {}
         for topic in topics.values():
             for part in topic.parts.values():
                 for r in part.replicas:
-                    self.index.setdefault(r, set()).add(topic.name)
+                    self.topics_by_broker.setdefault(r, set()).add(topic.name)
 
     # -- the current event ------------------------------------------------------------
 
@@ -106,37 +109,37 @@ class Ctx:
         self.set_liveness(state.live, state.shutting_down)
         self.epoch, self.controller = state.epoch, state.controller
 
-    def set_liveness(self, live: frozenset[int], sd: frozenset[int]) -> None:
-        self.live, self.sd = live, sd
-        self.live_or_sd = live | sd
+    def set_liveness(self, live: frozenset[int], shutting_down: frozenset[int]) -> None:
+        self.live, self.shutting_down = live, shutting_down
+        self.live_or_shutting_down = live | shutting_down
 
     def touch(self, part: Part) -> None:
         """Mark `part` as changed by the current event; restart its counters on a new seq."""
-        if part.cseq != self.seq:
-            part.cseq, part.nstep, part.nbatch, part.bmark = self.seq, 0, 0, 0
+        if part.counted_seq != self.seq:
+            part.counted_seq, part.step, part.batch, part.batch_id = self.seq, 0, 0, 0
         part.last_seq = self.seq
 
     def new_batch(self) -> int:
-        self.batches += 1
-        return self.batches
+        self.last_batch_id += 1
+        return self.last_batch_id
 
-    def batch_number(self, part: Part, batch: int) -> int:
-        """Number of batch `batch` among the batches that sent requests for `part` in this
-        seq."""
-        if part.bmark != batch or part.cseq != self.seq:
+    def batch_number(self, part: Part, batch_id: int) -> int:
+        """Number of the batch `batch_id` among the batches that sent requests for `part`
+        in this seq."""
+        if part.batch_id != batch_id or part.counted_seq != self.seq:
             self.touch(part)
-            part.nbatch += 1
-            part.bmark = batch
-        return part.nbatch
+            part.batch += 1
+            part.batch_id = batch_id
+        return part.batch
 
     # -- recording --------------------------------------------------------------------
 
     def change(self, topic: str, part: Part, broker: int | None, machine: str,
                from_state: str, to_state: str, valid: bool, reason: str | None) -> None:
         self.touch(part)
-        part.nstep += 1
+        part.step += 1
         self.out.state_changes.append(_new(StateChangeRow, (
-            self.seq, self.ts, part.nstep, topic, part.partition, broker,
+            self.seq, self.ts, part.step, topic, part.partition, broker,
             machine, from_state, to_state, valid, reason)))
 
     def finding(self, topic: str | None, partition: int | None, broker: int | None,
@@ -155,16 +158,16 @@ class Ctx:
     def topics_on(self, brokers: Iterable[int]) -> list[Topic]:
         names: set[str] = set()
         for b in brokers:
-            names |= self.index.get(b, set())
+            names |= self.topics_by_broker.get(b, set())
         return [self.topics[n] for n in sorted(names)]
 
     def set_assignment(self, topic: Topic, part: Part, replicas: Ints,
                        adding: Ints = (), removing: Ints = ()) -> None:
         part.replicas, part.adding, part.removing = replicas, adding, removing
         for r in replicas:
-            s = self.index.get(r)
+            s = self.topics_by_broker.get(r)
             if s is None:
-                self.index[r] = {topic.name}
+                self.topics_by_broker[r] = {topic.name}
             else:
                 s.add(topic.name)
         # Stale index entries (a broker that no longer hosts the topic) are harmless: the
@@ -179,15 +182,15 @@ class Ctx:
             for part in topic.sorted_parts():
                 lead = part.has_leadership
                 ps.append(PartitionStateRow(
-                    name, part.partition, PARTITION_NAMES[part.pstate],
+                    name, part.partition, PARTITION_NAMES[part.partition_state],
                     part.leader if lead else None,
                     part.leader_epoch if lead else None,
                     part.isr if lead else None,
                     part.replicas, part.adding, part.removing,
                     part.zk_version if lead else None,
-                    part.zk_ctrl_epoch if lead else None,
+                    part.zk_controller_epoch if lead else None,
                     (RECOVERING if part.recovering else RECOVERED) if lead else None,
-                    topic.queued, part.last_seq))
-                for b in sorted(part.rstates):
+                    topic.queued_for_deletion, part.last_seq))
+                for b in sorted(part.replica_states):
                     rs.append(ReplicaStateRow(
-                        name, part.partition, b, REPLICA_NAMES[part.rstates[b]]))
+                        name, part.partition, b, REPLICA_NAMES[part.replica_states[b]]))

@@ -1,4 +1,4 @@
-"""`TopicDeletionManager` for one topic (semantics §7.9).
+"""`TopicDeletionManager` for one topic (Kafka 3.7.1).
 
 Deletion completes only when every replica of every partition of the topic is
 ReplicaDeletionSuccessful. The replay keeps all partitions of a topic in one group, so that
@@ -14,11 +14,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from statemachine.context import Ctx
+from statemachine.context import ControllerContext
 from statemachine.model import Part, Topic
 from statemachine.partition_machine import handle_partition_changes
 from statemachine.replica_machine import Replica, handle_replica_changes
-from statemachine.requests import Batch
+from statemachine.requests import RequestBatch
 from statemachine.states import PartitionState, ReplicaState
 
 R = ReplicaState
@@ -30,28 +30,28 @@ def topic_replicas(topic: Topic) -> list[Replica]:
 
 
 def _in_state(replicas: Sequence[Replica], state: ReplicaState) -> list[Replica]:
-    return [(p, b) for p, b in replicas if p.rstates.get(b) == state]
+    return [(p, b) for p, b in replicas if p.replica_states.get(b) == state]
 
 
-def enqueue(ctx: Ctx, topic: Topic) -> None:
-    topic.queued = True
+def enqueue(ctx: ControllerContext, topic: Topic) -> None:
+    topic.queued_for_deletion = True
     resume_deletions(ctx, topic)
 
 
 def mark_ineligible(topic: Topic) -> None:
-    if topic.queued:
-        topic.ineligible = True
+    if topic.queued_for_deletion:
+        topic.ineligible_for_deletion = True
 
 
-def resume_for_topic(ctx: Ctx, topic: Topic) -> None:
+def resume_for_topic(ctx: ControllerContext, topic: Topic) -> None:
     """`resumeDeletionForTopics({topic})`."""
-    if topic.queued:
-        topic.ineligible = False
+    if topic.queued_for_deletion:
+        topic.ineligible_for_deletion = False
         resume_deletions(ctx, topic)
 
 
-def resume_deletions(ctx: Ctx, topic: Topic) -> None:
-    if not topic.queued or topic.n_started:
+def resume_deletions(ctx: ControllerContext, topic: Topic) -> None:
+    if not topic.queued_for_deletion or topic.deletion_started_count:
         # Some replica is ReplicaDeletionStarted: not all are deleted, no retry, and the
         # topic is not eligible (a deletion is in progress). Nothing to do.
         return
@@ -59,13 +59,13 @@ def resume_deletions(ctx: Ctx, topic: Topic) -> None:
     retry = False
     # The completion rule: every replica of every partition deleted (vacuously true for a
     # topic with no replicas left).
-    if all(p.rstates.get(b) == R.ReplicaDeletionSuccessful for p, b in replicas):
+    if all(p.replica_states.get(b) == R.ReplicaDeletionSuccessful for p, b in replicas):
         complete(ctx, topic, replicas)
         return
     started = bool(_in_state(replicas, R.ReplicaDeletionStarted))
     if not started and _in_state(replicas, R.ReplicaDeletionIneligible):
         retry = True
-    eligible = not started and not topic.ineligible
+    eligible = not started and not topic.ineligible_for_deletion
     if retry:
         handle_replica_changes(ctx, topic, _in_state(replicas, R.ReplicaDeletionIneligible),
                                R.OfflineReplica)
@@ -73,38 +73,38 @@ def resume_deletions(ctx: Ctx, topic: Topic) -> None:
         on_topic_deletion(ctx, topic)
 
 
-def complete(ctx: Ctx, topic: Topic, replicas: Sequence[Replica]) -> None:
+def complete(ctx: ControllerContext, topic: Topic, replicas: Sequence[Replica]) -> None:
     """`completeDeleteTopic`, then `removeTopic`: assignments, leadership and deletion
     bookkeeping go; partition states stay (as NonExistentPartition)."""
     handle_replica_changes(ctx, topic, replicas, R.NonExistentReplica)
     for part in topic.parts.values():
         ctx.set_assignment(topic, part, ())
         part.clear_leadership()
-    topic.queued = topic.started = topic.ineligible = False
-    topic.unclean = None
+    topic.queued_for_deletion = topic.deletion_started = topic.ineligible_for_deletion = False
+    topic.unclean_leader_election_enable = None
     ctx.finding(topic.name, None, None, "topic_deleted",
                 f"Deletion of topic {topic.name} successfully completed")
 
 
-def on_topic_deletion(ctx: Ctx, topic: Topic) -> None:
+def on_topic_deletion(ctx: ControllerContext, topic: Topic) -> None:
     parts = [p for p in topic.sorted_parts() if p.replicas]
-    if not topic.started:
+    if not topic.deletion_started:
         handle_partition_changes(ctx, topic, parts, PartitionState.OfflinePartition)
         handle_partition_changes(ctx, topic, parts, PartitionState.NonExistentPartition)
-        topic.started = True
-    batch = Batch(ctx, topic)
+        topic.deletion_started = True
+    batch = RequestBatch(ctx, topic)
     for part in parts:
         batch.add_update_metadata(part)
     batch.send()
     on_partition_deletion(ctx, topic, parts)
 
 
-def on_partition_deletion(ctx: Ctx, topic: Topic, parts: Sequence[Part]) -> None:
+def on_partition_deletion(ctx: ControllerContext, topic: Topic, parts: Sequence[Part]) -> None:
     live = ctx.live
     replicas = [(p, b) for p in parts for b in p.replicas]
     dead = [(p, b) for p, b in replicas if b not in live]
     retry = [(p, b) for p, b in replicas
-             if b in live and p.rstates.get(b) != R.ReplicaDeletionSuccessful]
+             if b in live and p.replica_states.get(b) != R.ReplicaDeletionSuccessful]
     handle_replica_changes(ctx, topic, dead, R.ReplicaDeletionIneligible)
     handle_replica_changes(ctx, topic, retry, R.OfflineReplica)
     handle_replica_changes(ctx, topic, retry, R.ReplicaDeletionStarted)
@@ -112,14 +112,16 @@ def on_partition_deletion(ctx: Ctx, topic: Topic, parts: Sequence[Part]) -> None
         mark_ineligible(topic)
 
 
-def complete_replica_deletion(ctx: Ctx, topic: Topic, replicas: Sequence[Replica]) -> None:
-    if topic.queued:
+def complete_replica_deletion(ctx: ControllerContext, topic: Topic,
+                              replicas: Sequence[Replica]) -> None:
+    if topic.queued_for_deletion:
         handle_replica_changes(ctx, topic, replicas, R.ReplicaDeletionSuccessful)
         resume_deletions(ctx, topic)
 
 
-def fail_replica_deletion(ctx: Ctx, topic: Topic, replicas: Sequence[Replica]) -> None:
-    if topic.queued and replicas:
+def fail_replica_deletion(ctx: ControllerContext, topic: Topic,
+                          replicas: Sequence[Replica]) -> None:
+    if topic.queued_for_deletion and replicas:
         handle_replica_changes(ctx, topic, replicas, R.ReplicaDeletionIneligible)
         mark_ineligible(topic)
         resume_deletions(ctx, topic)

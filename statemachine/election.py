@@ -1,5 +1,5 @@
-"""Kafka's four leader-election strategies as pure functions (semantics §6,
-`PartitionLeaderElectionAlgorithms` in `Election.scala`).
+"""Kafka's four leader-election strategies as pure functions
+(`PartitionLeaderElectionAlgorithms` in `Election.scala`, Kafka 3.7.1).
 
 Each takes the assignment (ordered), the ISR (from the ZK read) and the liveness sets, and
 returns an `Elected` or None when no leader can be chosen. Epoch bumps and writes are the
@@ -25,7 +25,7 @@ def offline(
     assignment: Ints, isr: Ints, live: Collection[int], allow_unclean: bool,
     topic_unclean: bool,
 ) -> Elected | None:
-    """`OfflinePartitionLeaderElectionStrategy(allowUnclean)` (§6.1).
+    """`OfflinePartitionLeaderElectionStrategy(allowUnclean)`.
 
     `allow_unclean` is the strategy's flag (true only for an admin-triggered unclean
     election); `topic_unclean` is the topic's effective `unclean.leader.election.enable`,
@@ -44,7 +44,7 @@ def offline(
 
 
 def reassign(target: Ints, isr: Ints, live: Collection[int]) -> Elected | None:
-    """`ReassignPartitionLeaderElectionStrategy` (§6.2): first live target replica in the
+    """`ReassignPartitionLeaderElectionStrategy`: first live target replica in the
     ISR; the ISR is unchanged; every target replica is a recipient, dead or not."""
     for r in target:
         if r in live and r in isr:
@@ -53,19 +53,20 @@ def reassign(target: Ints, isr: Ints, live: Collection[int]) -> Elected | None:
 
 
 def preferred(assignment: Ints, isr: Ints, live: Collection[int]) -> Elected | None:
-    """`PreferredReplicaPartitionLeaderElectionStrategy` (§6.3): the head or nothing."""
+    """`PreferredReplicaPartitionLeaderElectionStrategy`: the head or nothing."""
     if assignment and assignment[0] in live and assignment[0] in isr:
         return Elected(assignment[0], isr, assignment)
     return None
 
 
 def controlled_shutdown(
-    assignment: Ints, isr: Ints, live_or_sd: Collection[int], shutting_down: Collection[int],
+    assignment: Ints, isr: Ints, live_or_shutting_down: Collection[int],
+    shutting_down: Collection[int],
 ) -> Elected | None:
-    """`ControlledShutdownPartitionLeaderElectionStrategy` (§6.4): the first ISR replica
+    """`ControlledShutdownPartitionLeaderElectionStrategy`: the first ISR replica
     that is registered and not shutting down; the new ISR drops every shutting-down broker;
     recipients include the shutting-down broker (KAFKA-7482, 2.1+)."""
-    candidates = tuple(r for r in assignment if r in live_or_sd)
+    candidates = tuple(r for r in assignment if r in live_or_shutting_down)
     for r in candidates:
         if r in isr and r not in shutting_down:
             return Elected(r, tuple(i for i in isr if i not in shutting_down), candidates)

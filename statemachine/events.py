@@ -1,4 +1,5 @@
-"""The event the core folds: one row of the event log (DESIGN §4), as a NamedTuple."""
+"""The event the core folds: one row of the event log (the input contract in
+docs/tables.md), as a NamedTuple."""
 
 from __future__ import annotations
 

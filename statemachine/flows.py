@@ -1,4 +1,5 @@
-"""Kafka's controller flows as they touch the topics of one replay group (semantics §7).
+"""Kafka's controller flows (`KafkaController`, Kafka 3.7.1) as they touch the topics of
+one replay group.
 
 Each cluster step or event becomes the sequence of state-machine calls `KafkaController`
 makes, per topic, in Kafka's order. Kafka runs each call over all partitions of the cluster
@@ -20,7 +21,7 @@ from collections.abc import Callable, Sequence
 from schemas import event_types as ET
 from statemachine import deletion, reassignment
 from statemachine.cluster import BROKER_CHANGE, FAILOVER, SHUTDOWN, ClusterState, ClusterStep
-from statemachine.context import Ctx
+from statemachine.context import ControllerContext
 from statemachine.events import Event
 from statemachine.model import Part, Topic
 from statemachine.partition_machine import (
@@ -30,7 +31,7 @@ from statemachine.partition_machine import (
     preferred_strategy,
 )
 from statemachine.replica_machine import Replica, handle_replica_changes
-from statemachine.requests import Batch, send_update_metadata
+from statemachine.requests import RequestBatch, send_update_metadata
 from statemachine.rows import Ints
 from statemachine.states import PARTITION_NAMES, REPLICA_NAMES, PartitionState, ReplicaState
 
@@ -40,63 +41,65 @@ _CLEAN = offline_strategy(False)
 _UNCLEAN = offline_strategy(True)
 
 
-def trigger_online(ctx: Ctx, topic: Topic, parts: Sequence[Part]) -> dict[int, bool]:
+def trigger_online(ctx: ControllerContext, topic: Topic, parts: Sequence[Part]) -> dict[int, bool]:
     """`triggerOnlinePartitionStateChange` restricted to `parts`: New and Offline
     partitions of a topic not queued for deletion, Offline strategy, allowUnclean=false
     (the topic's own unclean setting still applies)."""
-    if topic.queued:
+    if topic.queued_for_deletion:
         return {}
-    todo = [p for p in parts if p.pstate in (P.NewPartition, P.OfflinePartition)]
+    todo = [p for p in parts if p.partition_state in (P.NewPartition, P.OfflinePartition)]
     return handle_partition_changes(ctx, topic, todo, P.OnlinePartition, _CLEAN)
 
 
 # -- cluster steps ---------------------------------------------------------------------
 
 
-def apply_cluster_step(ctx: Ctx, step: ClusterStep) -> None:
+def apply_cluster_step(ctx: ControllerContext, step: ClusterStep) -> None:
     ctx.begin(step.seq, step.ts, None)
     ctx.epoch, ctx.controller = step.epoch, step.controller
     if step.kind == FAILOVER:
-        ctx.set_liveness(step.live_after, step.sd_after)
+        ctx.set_liveness(step.live_after, step.shutting_down_after)
         for name in sorted(ctx.topics):
             on_controller_failover(ctx, ctx.topics[name])
     elif step.kind == BROKER_CHANGE:
         _broker_change(ctx, step)
     elif step.kind == SHUTDOWN:
-        ctx.set_liveness(step.live_after, step.sd_after)
+        ctx.set_liveness(step.live_after, step.shutting_down_after)
         for topic in ctx.topics_on((step.broker,)):
             on_controlled_shutdown(ctx, topic, step.broker)
-    ctx.set_cluster(ClusterState(step.live_after, step.sd_after, step.epoch, step.controller))
+    ctx.set_cluster(ClusterState(step.live_after, step.shutting_down_after, step.epoch,
+                                 step.controller))
 
 
-def _broker_change(ctx: Ctx, step: ClusterStep) -> None:
-    """§7.1: new brokers start; bounced brokers fail and start again; dead brokers fail.
-    Liveness moves between the phases exactly as the controller updates it."""
-    # Step 2 removes the dead brokers from the channel manager before any phase runs: they
+def _broker_change(ctx: ControllerContext, step: ClusterStep) -> None:
+    """`KafkaController.processBrokerChange`: new brokers start; bounced brokers fail and
+    start again; dead brokers fail. Liveness moves between the phases exactly as the
+    controller updates it."""
+    # The dead brokers leave the channel manager before any phase runs: they
     # stay in liveBrokers (elections still count them) until the last phase, but a request
     # addressed to them meanwhile is dropped ("since it is offline"), so it is not sent.
     gone = frozenset(step.dead)
 
-    def enter(live: frozenset[int], sd: frozenset[int]) -> None:
-        ctx.set_liveness(live, sd)
-        ctx.live_or_sd -= gone
+    def enter(live: frozenset[int], shutting_down: frozenset[int]) -> None:
+        ctx.set_liveness(live, shutting_down)
+        ctx.live_or_shutting_down -= gone
 
-    live, sd = step.live_before, step.sd_before
+    live, shutting_down = step.live_before, step.shutting_down_before
     if step.new:
         live = live | frozenset(step.new)
-        enter(live, sd)
+        enter(live, shutting_down)
         _startup(ctx, step.new)
     if step.bounced:
         bounced = frozenset(step.bounced)
-        live, sd = live - bounced, sd - bounced
-        enter(live, sd)
+        live, shutting_down = live - bounced, shutting_down - bounced
+        enter(live, shutting_down)
         _failure(ctx, step.bounced)
         live = live | bounced
-        enter(live, sd)
+        enter(live, shutting_down)
         _startup(ctx, step.bounced)
     if step.dead:
-        live, sd = live - gone, sd - gone
-        enter(live, sd)
+        live, shutting_down = live - gone, shutting_down - gone
+        enter(live, shutting_down)
         _failure(ctx, step.dead)
 
 
@@ -104,21 +107,22 @@ def _hosted(topic: Topic, brokers: Ints) -> list[Replica]:
     return [(p, b) for p in topic.sorted_parts() for b in brokers if b in p.replicas]
 
 
-def _startup(ctx: Ctx, brokers: Ints) -> None:
+def _startup(ctx: ControllerContext, brokers: Ints) -> None:
     for topic in ctx.topics_on(brokers):
         on_broker_startup(ctx, topic, brokers)
 
 
-def _failure(ctx: Ctx, brokers: Ints) -> None:
+def _failure(ctx: ControllerContext, brokers: Ints) -> None:
     # Partitions led by a shutting-down broker lose their leader here too (they are in
     # partitionsWithOfflineLeader), so wake the topics of shutting-down brokers as well.
-    for topic in ctx.topics_on((*brokers, *sorted(ctx.sd))):
+    for topic in ctx.topics_on((*brokers, *sorted(ctx.shutting_down))):
         on_replicas_become_offline(ctx, topic, _hosted(topic, brokers))
 
 
-def on_broker_startup(ctx: Ctx, topic: Topic, new: Ints) -> None:
-    """§7.2. The UMs of steps 2-3 carry no partition change (an empty UM to the existing
-    brokers, and the current metadata to the new ones), so no partition rows come of them."""
+def on_broker_startup(ctx: ControllerContext, topic: Topic, new: Ints) -> None:
+    """`KafkaController.onBrokerStartup`. Its first two UpdateMetadata requests carry no
+    partition change (an empty UM to the existing brokers, and the current metadata to the
+    new ones), so no partition rows come of them."""
     replicas = _hosted(topic, new)
     if not replicas:
         return
@@ -129,20 +133,22 @@ def on_broker_startup(ctx: Ctx, topic: Topic, new: Ints) -> None:
         if part.being_reassigned and any(r in new for r in part.target_replicas):
             reassignment.on_partition_reassignment(
                 ctx, topic, part, reassignment.current_assignment(part))
-    if topic.queued:
+    if topic.queued_for_deletion:
         deletion.resume_for_topic(ctx, topic)
 
 
-def on_replicas_become_offline(ctx: Ctx, topic: Topic, replicas: Sequence[Replica]) -> None:
-    """§7.4 for the replicas of one topic on the failed brokers."""
+def on_replicas_become_offline(ctx: ControllerContext, topic: Topic,
+                               replicas: Sequence[Replica]) -> None:
+    """`KafkaController.onReplicasBecomeOffline` for the replicas of one topic on the
+    failed brokers."""
     live = ctx.live
     hosted = {p.partition for p, _ in replicas}
     offline_leader = [
         p for p in topic.sorted_parts()
         if p.has_leadership and p.leader not in live
-        and (p.partition in hosted or p.leader in ctx.sd)
+        and (p.partition in hosted or p.leader in ctx.shutting_down)
     ]
-    if not topic.queued:
+    if not topic.queued_for_deletion:
         handle_partition_changes(ctx, topic, offline_leader, P.OfflinePartition)
         woken = list(dict.fromkeys([*offline_leader, *(p for p, _ in replicas)]))
         trigger_online(ctx, topic, woken)
@@ -151,10 +157,11 @@ def on_replicas_become_offline(ctx: Ctx, topic: Topic, replicas: Sequence[Replic
         deletion.fail_replica_deletion(ctx, topic, replicas)
 
 
-def on_controlled_shutdown(ctx: Ctx, topic: Topic, broker: int) -> None:
-    """§7.6 step 3-6: move leadership off the broker, take it out of the ISRs it follows.
-    RF=1 partitions and topics queued for deletion are left alone."""
-    if topic.queued:
+def on_controlled_shutdown(ctx: ControllerContext, topic: Topic, broker: int) -> None:
+    """`KafkaController.doControlledShutdown` after its checks: move leadership off the
+    broker, take it out of the ISRs it follows. RF=1 partitions and topics queued for
+    deletion are left alone."""
+    if topic.queued_for_deletion:
         return
     act_on = [p for p in topic.sorted_parts()
               if broker in p.replicas and len(p.replicas) > 1 and p.has_leadership]
@@ -168,35 +175,37 @@ def on_controlled_shutdown(ctx: Ctx, topic: Topic, broker: int) -> None:
                         f"broker {broker} still leads {topic.name}-{part.partition}: no other "
                         "ISR member can take over")
     if followed:
-        batch = Batch(ctx, topic)
+        batch = RequestBatch(ctx, topic)
         for part in followed:
             batch.add_stop_replica((broker,), part, delete=False)
         batch.send()
         handle_replica_changes(ctx, topic, [(p, broker) for p in followed], R.OfflineReplica)
 
 
-def on_controller_failover(ctx: Ctx, topic: Topic) -> None:
-    """§7.10 steps 4-9 for one topic: the new controller rebuilds its view from ZK (the
-    assignment and leadership survive; machine states and shutting-down brokers do not)."""
+def on_controller_failover(ctx: ControllerContext, topic: Topic) -> None:
+    """`KafkaController.onControllerFailover` for one topic, from
+    `fetchTopicDeletionsInProgress` to `tryTopicDeletion`: the new controller rebuilds its
+    view from ZK (the assignment and leadership survive; machine states and shutting-down
+    brokers do not)."""
     live = ctx.live
     parts = [p for p in topic.sorted_parts() if p.replicas]
-    if topic.queued:
-        topic.started = False
-        topic.ineligible = any(
+    if topic.queued_for_deletion:
+        topic.deletion_started = False
+        topic.ineligible_for_deletion = any(
             r not in live for p in parts for r in p.replicas) or any(
             p.being_reassigned for p in parts)
     for part in parts:
-        part.ctrl_epoch = part.zk_ctrl_epoch  # the cache is reloaded from ZK
-    # Replica machine startup (§4.4): every state is rebuilt, none is Started.
-    topic.n_started = 0
+        part.controller_epoch = part.zk_controller_epoch  # the cache is reloaded from ZK
+    # ReplicaStateMachine.startup: every state is rebuilt, none is Started.
+    topic.deletion_started_count = 0
     online: list[Replica] = []
     offline: list[Replica] = []
     for part in topic.sorted_parts():
-        old = part.rstates
-        part.rstates = {}
+        old = part.replica_states
+        part.replica_states = {}
         for r in part.replicas:
             state = R.OnlineReplica if r in live else R.ReplicaDeletionIneligible
-            part.rstates[r] = state
+            part.replica_states[r] = state
             (online if state == R.OnlineReplica else offline).append((part, r))
             if old.get(r) != state:
                 ctx.change(topic.name, part, r, "replica",
@@ -204,16 +213,16 @@ def on_controller_failover(ctx: Ctx, topic: Topic) -> None:
                            "initialized by controller failover")
     handle_replica_changes(ctx, topic, online, R.OnlineReplica)
     handle_replica_changes(ctx, topic, offline, R.OfflineReplica)
-    # Partition machine startup (§5.1).
+    # PartitionStateMachine.startup (initializePartitionState).
     for part in parts:
         if part.has_leadership:
-            pstate = P.OnlinePartition if part.leader in live else P.OfflinePartition
+            partition_state = P.OnlinePartition if part.leader in live else P.OfflinePartition
         else:
-            pstate = P.NewPartition
-        if pstate != part.pstate:
-            ctx.change(topic.name, part, None, "partition", PARTITION_NAMES[part.pstate],
-                       pstate.name, True, "initialized by controller failover")
-            part.pstate = pstate
+            partition_state = P.NewPartition
+        if partition_state != part.partition_state:
+            ctx.change(topic.name, part, None, "partition", PARTITION_NAMES[part.partition_state],
+                       partition_state.name, True, "initialized by controller failover")
+            part.partition_state = partition_state
     trigger_online(ctx, topic, parts)
     # initializePartitionReassignments resumes every in-memory reassignment through
     # maybeResumeReassignments, which (unlike the API/znode trigger) does not skip topics
@@ -228,7 +237,7 @@ def on_controller_failover(ctx: Ctx, topic: Topic) -> None:
 # -- topic and partition events --------------------------------------------------------
 
 
-def apply_event(ctx: Ctx, e: Event) -> None:
+def apply_event(ctx: ControllerContext, e: Event) -> None:
     ctx.begin(e.seq, e.ts, e.source)
     handler = _HANDLERS.get(e.event_type)
     if handler is None:
@@ -238,7 +247,7 @@ def apply_event(ctx: Ctx, e: Event) -> None:
     handler(ctx, e)
 
 
-def _known_part(ctx: Ctx, e: Event, kind: str) -> tuple[Topic, Part] | None:
+def _known_part(ctx: ControllerContext, e: Event, kind: str) -> tuple[Topic, Part] | None:
     topic = ctx.topics.get(e.topic or "")
     part = topic.parts.get(e.partition if e.partition is not None else -1) if topic else None
     if topic is None or part is None or not part.replicas:
@@ -248,10 +257,10 @@ def _known_part(ctx: Ctx, e: Event, kind: str) -> tuple[Topic, Part] | None:
     return topic, part
 
 
-def _partition_created(ctx: Ctx, e: Event) -> None:
+def _partition_created(ctx: ControllerContext, e: Event) -> None:
     assert e.topic is not None and e.partition is not None and e.replicas is not None
     topic = ctx.topic(e.topic)
-    if topic.queued:
+    if topic.queued_for_deletion:
         ctx.finding(e.topic, e.partition, None, "partition_created_during_deletion",
                     f"topic {e.topic} is queued for deletion; the new partition is ignored")
         return
@@ -263,13 +272,14 @@ def _partition_created(ctx: Ctx, e: Event) -> None:
     if part is None:
         part = topic.parts[e.partition] = Part(e.partition)
     if e.unclean_leader_election is not None:
-        topic.unclean = e.unclean_leader_election
+        topic.unclean_leader_election_enable = e.unclean_leader_election
     ctx.set_assignment(topic, part, tuple(e.replicas))
     on_new_partition_creation(ctx, topic, [part])
 
 
-def on_new_partition_creation(ctx: Ctx, topic: Topic, parts: Sequence[Part]) -> None:
-    """§7.5: the replicas of a new partition end Online even on dead brokers."""
+def on_new_partition_creation(ctx: ControllerContext, topic: Topic, parts: Sequence[Part]) -> None:
+    """`KafkaController.onNewPartitionCreation`: the replicas of a new partition end
+    Online even on dead brokers."""
     replicas = [(p, b) for p in parts for b in p.replicas]
     handle_partition_changes(ctx, topic, parts, P.NewPartition)
     handle_replica_changes(ctx, topic, replicas, R.NewReplica)
@@ -277,15 +287,16 @@ def on_new_partition_creation(ctx: Ctx, topic: Topic, parts: Sequence[Part]) -> 
     handle_replica_changes(ctx, topic, replicas, R.OnlineReplica)
 
 
-def _reassignment_requested(ctx: Ctx, e: Event) -> None:
+def _reassignment_requested(ctx: ControllerContext, e: Event) -> None:
     found = _known_part(ctx, e, "reassignment_rejected")
     if found is not None:
         assert e.replicas is not None
         reassignment.request(ctx, *found, tuple(e.replicas))
 
 
-def _isr_changed(ctx: Ctx, e: Event) -> None:
-    """An ISR change by the leader: AlterPartition (§7.11) or, before 2.7, the leader's own
+def _isr_changed(ctx: ControllerContext, e: Event) -> None:
+    """An ISR change by the leader: AlterPartition (`KafkaController.processAlterPartition`)
+    or, before 2.7, the leader's own
     ZK write seen through an IsrChangeNotification. The leader epoch never changes."""
     found = _known_part(ctx, e, "alter_partition_rejected")
     if found is None:
@@ -297,7 +308,7 @@ def _isr_changed(ctx: Ctx, e: Event) -> None:
     if error is not None:
         ctx.finding(topic.name, part.partition, part.leader, "alter_partition_rejected", error)
         # Kafka still sends UM(all live or shutting down, every partition of the request)
-        # for a rejected partition, with its unchanged state (§7.11 step 5).
+        # for a rejected partition, with its unchanged state.
         send_update_metadata(ctx, topic, part)
         return
     if isr != part.isr:
@@ -314,7 +325,7 @@ def _isr_changed(ctx: Ctx, e: Event) -> None:
         reassignment.maybe_complete(ctx, topic, part)
 
 
-def _alter_partition_error(ctx: Ctx, part: Part, isr: Ints, leader_epoch: int | None,
+def _alter_partition_error(ctx: ControllerContext, part: Part, isr: Ints, leader_epoch: int | None,
                            ) -> str | None:
     """The partition-level checks of AlterPartition (3.3+ order), None when accepted. An
     ISR equal to the current one is accepted without a write (idempotent)."""
@@ -332,17 +343,20 @@ def _alter_partition_error(ctx: Ctx, part: Part, isr: Ints, leader_epoch: int | 
     return None
 
 
-def _electable(ctx: Ctx, e: Event) -> tuple[Topic, Part] | None:
+def _electable(ctx: ControllerContext, e: Event) -> tuple[Topic, Part] | None:
     """The partition of an election request, unless Kafka rejects the request outright."""
     found = _known_part(ctx, e, "election_rejected")
-    if found is not None and found[0].queued:
+    if found is None:
+        return None
+    topic, _ = found
+    if topic.queued_for_deletion:
         ctx.finding(e.topic, e.partition, None, "election_rejected",
                     f"INVALID_TOPIC_EXCEPTION: {e.topic} is queued for deletion")
         return None
     return found
 
 
-def _preferred_election(ctx: Ctx, e: Event) -> None:
+def _preferred_election(ctx: ControllerContext, e: Event) -> None:
     found = _electable(ctx, e)
     if found is None:
         return
@@ -357,7 +371,7 @@ def _preferred_election(ctx: Ctx, e: Event) -> None:
                     "is not live or not in the ISR")
 
 
-def _unclean_election(ctx: Ctx, e: Event) -> None:
+def _unclean_election(ctx: ControllerContext, e: Event) -> None:
     found = _electable(ctx, e)
     if found is None:
         return
@@ -370,19 +384,19 @@ def _unclean_election(ctx: Ctx, e: Event) -> None:
                     f"no live replica of {topic.name}-{part.partition}")
 
 
-def _topic_config_changed(ctx: Ctx, e: Event) -> None:
+def _topic_config_changed(ctx: ControllerContext, e: Event) -> None:
     topic = ctx.topics.get(e.topic or "")
     if topic is None or not topic.exists:
         ctx.finding(e.topic, None, None, "unknown_topic",
                     f"config change for topic {e.topic}, which does not exist")
         return
-    topic.unclean = e.unclean_leader_election
+    topic.unclean_leader_election_enable = e.unclean_leader_election
     if e.unclean_leader_election:
         # TopicUncleanLeaderElectionEnable: only an enable triggers elections.
         trigger_online(ctx, topic, topic.sorted_parts())
 
 
-def _deletion_requested(ctx: Ctx, e: Event) -> None:
+def _deletion_requested(ctx: ControllerContext, e: Event) -> None:
     topic = ctx.topics.get(e.topic or "")
     if not ctx.config.delete_topic_enable:
         ctx.finding(e.topic, None, None, "deletion_disabled",
@@ -397,26 +411,27 @@ def _deletion_requested(ctx: Ctx, e: Event) -> None:
     deletion.enqueue(ctx, topic)
 
 
-def _deletion_completed(ctx: Ctx, e: Event) -> None:
+def _deletion_completed(ctx: ControllerContext, e: Event) -> None:
     """The log's own completion line is checked, never applied: the replay completes a
     deletion only when every replica of the topic is deleted."""
     topic = ctx.topics.get(e.topic or "")
-    if topic is not None and (topic.queued or topic.exists):
-        waiting = [f"{p.partition}/{b}:{REPLICA_NAMES[p.rstates.get(b, R.NonExistentReplica)]}"
+    if topic is not None and (topic.queued_for_deletion or topic.exists):
+        waiting = [f"{p.partition}/{b}:"
+                   f"{REPLICA_NAMES[p.replica_states.get(b, R.NonExistentReplica)]}"
                    for p, b in deletion.topic_replicas(topic)
-                   if p.rstates.get(b) != R.ReplicaDeletionSuccessful]
+                   if p.replica_states.get(b) != R.ReplicaDeletionSuccessful]
         ctx.finding(e.topic, None, None, "deletion_completion_mismatch",
                     f"the log says deletion of {e.topic} completed; the replay has replicas "
                     f"not deleted: {', '.join(waiting[:20])}")
 
 
-def _stop_replica_response(ctx: Ctx, e: Event) -> None:
+def _stop_replica_response(ctx: ControllerContext, e: Event) -> None:
     found = _known_part(ctx, e, "stop_replica_response_ignored")
     if found is None:
         return
     topic, part = found
     assert e.broker_id is not None
-    if not topic.started or e.broker_id not in part.replicas:
+    if not topic.deletion_started or e.broker_id not in part.replicas:
         ctx.finding(topic.name, part.partition, e.broker_id, "stop_replica_response_ignored",
                     f"StopReplica response from {e.broker_id} for {topic.name}-"
                     f"{part.partition}, whose deletion has not started")
@@ -428,7 +443,7 @@ def _stop_replica_response(ctx: Ctx, e: Event) -> None:
         deletion.complete_replica_deletion(ctx, topic, replicas)
 
 
-_HANDLERS: dict[str, Callable[[Ctx, Event], None]] = {
+_HANDLERS: dict[str, Callable[[ControllerContext, Event], None]] = {
     ET.PARTITION_CREATED: _partition_created,
     ET.REASSIGNMENT_REQUESTED: _reassignment_requested,
     ET.ISR_CHANGED: _isr_changed,

@@ -1,4 +1,5 @@
-"""What the controller caches about each partition and topic (semantics §1), and the
+"""What the controller caches about each partition and topic (Kafka's `ControllerContext`),
+and the
 compact snapshot the Spark job keeps in `GroupState` between runs.
 
 During a replay the view is mutable (`Part`, `Topic`: slotted classes, cheap to update in
@@ -29,11 +30,11 @@ class Part:
 
     __slots__ = (
         "partition", "replicas", "adding", "removing",
-        "has_leadership", "leader", "leader_epoch", "isr", "zk_version", "ctrl_epoch",
-        "zk_ctrl_epoch",
-        "recovering", "pstate", "rstates", "last_seq",
-        # Transient (never saved): step and batch counters of the current seq.
-        "cseq", "nstep", "nbatch", "bmark",
+        "has_leadership", "leader", "leader_epoch", "isr", "zk_version", "controller_epoch",
+        "zk_controller_epoch",
+        "recovering", "partition_state", "replica_states", "last_seq",
+        # Transient (never saved): the step and batch counters of seq `counted_seq`.
+        "counted_seq", "step", "batch", "batch_id",
     )
 
     def __init__(self, partition: int) -> None:
@@ -49,16 +50,18 @@ class Part:
         # The controller epoch stamped on the state: in the controller's cache, and in ZK.
         # They differ after an OfflineReplica of a replica outside the ISR, which re-stamps
         # the cache without a write; a failover reloads ZK's.
-        self.ctrl_epoch = 0
-        self.zk_ctrl_epoch = 0
+        self.controller_epoch = 0
+        self.zk_controller_epoch = 0
         self.recovering = False
         # A partition Kafka has never seen is NonExistentPartition (an entry is created
         # lazily by the machine; this is the same thing).
-        self.pstate: int = PartitionState.NonExistentPartition
-        self.rstates: dict[int, int] = {}
+        self.partition_state: int = PartitionState.NonExistentPartition
+        self.replica_states: dict[int, int] = {}
         self.last_seq = -1
-        self.cseq, self.nstep, self.nbatch = -1, 0, 0
-        self.bmark = 0  # id of the batch that last numbered this partition
+        self.counted_seq = -1  # the seq the three counters below belong to
+        self.step = 0  # state changes of this partition recorded in `counted_seq`
+        self.batch = 0  # request batches that carried this partition in `counted_seq`
+        self.batch_id = 0  # id of the batch that was numbered `batch`
 
     @property
     def being_reassigned(self) -> bool:
@@ -80,20 +83,20 @@ class Part:
         self.leader_epoch = 0
         self.isr = ()
         self.zk_version = 0
-        self.ctrl_epoch = 0
-        self.zk_ctrl_epoch = 0
+        self.controller_epoch = 0
+        self.zk_controller_epoch = 0
         self.recovering = False
 
     def written(self, epoch: int) -> None:
         """A controller write of the partition state: ZK and cache carry `epoch`."""
-        self.ctrl_epoch = self.zk_ctrl_epoch = epoch
+        self.controller_epoch = self.zk_controller_epoch = epoch
 
     def freeze(self) -> tuple[Any, ...]:
         return (
             self.partition, self.replicas, self.adding, self.removing,
             self.has_leadership, self.leader, self.leader_epoch, self.isr, self.zk_version,
-            self.ctrl_epoch, self.zk_ctrl_epoch, self.recovering, self.pstate,
-            tuple(sorted(self.rstates.items())), self.last_seq,
+            self.controller_epoch, self.zk_controller_epoch, self.recovering, self.partition_state,
+            tuple(sorted(self.replica_states.items())), self.last_seq,
         )
 
     @classmethod
@@ -102,30 +105,34 @@ class Part:
         (
             p.partition, p.replicas, p.adding, p.removing,
             p.has_leadership, p.leader, p.leader_epoch, p.isr, p.zk_version,
-            p.ctrl_epoch, p.zk_ctrl_epoch, p.recovering, pstate, rstates, p.last_seq,
+            p.controller_epoch, p.zk_controller_epoch, p.recovering, partition_state,
+            replica_states, p.last_seq,
         ) = t
-        p.pstate = pstate
-        p.rstates = dict(rstates)
-        p.cseq, p.nstep, p.nbatch, p.bmark = -1, 0, 0, 0
+        p.partition_state = partition_state
+        p.replica_states = dict(replica_states)
+        p.counted_seq, p.step, p.batch, p.batch_id = -1, 0, 0, 0
         return p
 
 
 class Topic:
     """One topic: its partitions and the TopicDeletionManager's bookkeeping for it."""
 
-    __slots__ = ("name", "parts", "queued", "started", "ineligible", "unclean", "n_started")
+    __slots__ = ("name", "parts", "queued_for_deletion", "deletion_started",
+                 "ineligible_for_deletion", "unclean_leader_election_enable",
+                 "deletion_started_count")
 
     def __init__(self, name: str) -> None:
         self.name = name
         self.parts: dict[int, Part] = {}
-        self.queued = False  # topicsToBeDeleted
-        self.started = False  # topicsWithDeletionStarted
-        self.ineligible = False  # topicsIneligibleForDeletion
-        self.unclean: bool | None = None  # topic override; None = broker default
+        self.queued_for_deletion = False  # topicsToBeDeleted
+        self.deletion_started = False  # topicsWithDeletionStarted
+        self.ineligible_for_deletion = False  # topicsIneligibleForDeletion
+        # The topic's unclean.leader.election.enable override; None: the broker default.
+        self.unclean_leader_election_enable: bool | None = None
         # Replicas in ReplicaDeletionStarted (derived, kept up to date by the replica
         # machine): while any exists, resumeDeletions has nothing to do for the topic, and
         # knowing it without a scan keeps a deletion linear in its StopReplica responses.
-        self.n_started = 0
+        self.deletion_started_count = 0
 
     @property
     def exists(self) -> bool:
@@ -137,7 +144,8 @@ class Topic:
 
     def freeze(self) -> tuple[Any, ...]:
         return (
-            self.name, self.queued, self.started, self.ineligible, self.unclean,
+            self.name, self.queued_for_deletion, self.deletion_started,
+            self.ineligible_for_deletion, self.unclean_leader_election_enable,
             tuple(self.parts[k].freeze() for k in sorted(self.parts)),
         )
 
@@ -145,11 +153,11 @@ class Topic:
     def thaw(cls, t: tuple[Any, ...]) -> Topic:
         name, queued, started, ineligible, unclean, parts = t
         topic = cls(name)
-        topic.queued, topic.started, topic.ineligible, topic.unclean = (
-            queued, started, ineligible, unclean)
-        topic.parts = {pt[0]: Part.thaw(pt) for pt in parts}
-        topic.n_started = sum(
-            1 for p in topic.parts.values() for s in p.rstates.values()
+        topic.queued_for_deletion, topic.deletion_started = queued, started
+        topic.ineligible_for_deletion, topic.unclean_leader_election_enable = ineligible, unclean
+        topic.parts = {part.partition: part for part in map(Part.thaw, parts)}
+        topic.deletion_started_count = sum(
+            1 for p in topic.parts.values() for s in p.replica_states.values()
             if s == ReplicaState.ReplicaDeletionStarted)
         return topic
 
@@ -181,7 +189,7 @@ class BucketState:
         return cls(watermark, topics)
 
     def thaw(self) -> dict[str, Topic]:
-        return {t[0]: Topic.thaw(t) for t in self.topics}
+        return {topic.name: topic for topic in map(Topic.thaw, self.topics)}
 
     @classmethod
     def freeze(cls, watermark: int, topics: dict[str, Topic]) -> BucketState:

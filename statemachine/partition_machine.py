@@ -1,4 +1,5 @@
-"""`ZkPartitionStateMachine.handleStateChanges` for partitions of one topic (semantics §5).
+"""`ZkPartitionStateMachine.handleStateChanges` for partitions of one topic (Kafka 3.7.1,
+`PartitionStateMachine.scala`).
 
 One call is one request batch. `OnlinePartition` initialises New partitions and runs the
 given election strategy for Online/Offline ones; the result says which elections
@@ -10,10 +11,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from statemachine import election
-from statemachine.context import Ctx
+from statemachine.context import ControllerContext
 from statemachine.election import Elected
 from statemachine.model import Part, Topic
-from statemachine.requests import Batch
+from statemachine.requests import RequestBatch
 from statemachine.states import PARTITION_NAMES, PARTITION_VALID_PREVIOUS, PartitionState
 
 P = PartitionState
@@ -21,32 +22,35 @@ MACHINE = "partition"
 NAMES = PARTITION_NAMES
 
 # A strategy picks a leader for one partition given the controller's view.
-Strategy = Callable[[Ctx, Topic, Part], "Elected | None"]
+Strategy = Callable[[ControllerContext, Topic, Part], "Elected | None"]
 
 
 def offline_strategy(allow_unclean: bool) -> Strategy:
-    def elect(ctx: Ctx, topic: Topic, part: Part) -> Elected | None:
-        topic_unclean = (topic.unclean if topic.unclean is not None
-                         else ctx.config.unclean_leader_election_enable)
+    def elect(ctx: ControllerContext, topic: Topic, part: Part) -> Elected | None:
+        topic_unclean = topic.unclean_leader_election_enable
+        if topic_unclean is None:
+            topic_unclean = ctx.config.unclean_leader_election_enable
         return election.offline(part.replicas, part.isr, ctx.live, allow_unclean,
                                 topic_unclean)
     return elect
 
 
-def reassign_strategy(ctx: Ctx, topic: Topic, part: Part) -> Elected | None:
+def reassign_strategy(ctx: ControllerContext, topic: Topic, part: Part) -> Elected | None:
     return election.reassign(part.target_replicas, part.isr, ctx.live)
 
 
-def preferred_strategy(ctx: Ctx, topic: Topic, part: Part) -> Elected | None:
+def preferred_strategy(ctx: ControllerContext, topic: Topic, part: Part) -> Elected | None:
     return election.preferred(part.replicas, part.isr, ctx.live)
 
 
-def controlled_shutdown_strategy(ctx: Ctx, topic: Topic, part: Part) -> Elected | None:
-    return election.controlled_shutdown(part.replicas, part.isr, ctx.live_or_sd, ctx.sd)
+def controlled_shutdown_strategy(ctx: ControllerContext, topic: Topic,
+                                 part: Part) -> Elected | None:
+    return election.controlled_shutdown(part.replicas, part.isr, ctx.live_or_shutting_down,
+                                        ctx.shutting_down)
 
 
 def handle_partition_changes(
-    ctx: Ctx, topic: Topic, parts: Sequence[Part], target: PartitionState,
+    ctx: ControllerContext, topic: Topic, parts: Sequence[Part], target: PartitionState,
     strategy: Strategy | None = None,
 ) -> dict[int, bool]:
     """Returns partition -> election succeeded, for the partitions that needed an
@@ -54,10 +58,10 @@ def handle_partition_changes(
     results: dict[int, bool] = {}
     if not parts:
         return results
-    batch = Batch(ctx, topic)
+    batch = RequestBatch(ctx, topic)
     valid_previous = PARTITION_VALID_PREVIOUS[target]
     for part in parts:
-        current = part.pstate
+        current = part.partition_state
         if current not in valid_previous:
             reason = (f"Partition {topic.name}-{part.partition} should be in one of "
                       f"{', '.join(s.name for s in sorted(valid_previous))} states before "
@@ -79,20 +83,20 @@ def handle_partition_changes(
     return results
 
 
-def _set(ctx: Ctx, topic: Topic, part: Part, target: PartitionState,
+def _set(ctx: ControllerContext, topic: Topic, part: Part, target: PartitionState,
          reason: str | None = None) -> None:
-    ctx.change(topic.name, part, None, MACHINE, PARTITION_NAMES[part.pstate], NAMES[target], True,
-               reason)
-    part.pstate = target
+    ctx.change(topic.name, part, None, MACHINE, PARTITION_NAMES[part.partition_state],
+               NAMES[target], True, reason)
+    part.partition_state = target
 
 
-def _fail(ctx: Ctx, topic: Topic, part: Part, kind: str, detail: str) -> None:
-    ctx.change(topic.name, part, None, MACHINE, PARTITION_NAMES[part.pstate],
+def _fail(ctx: ControllerContext, topic: Topic, part: Part, kind: str, detail: str) -> None:
+    ctx.change(topic.name, part, None, MACHINE, PARTITION_NAMES[part.partition_state],
                NAMES[P.OnlinePartition], True, f"failed: {detail}")
     ctx.finding(topic.name, part.partition, None, kind, detail)
 
 
-def _initialize(ctx: Ctx, topic: Topic, batch: Batch, part: Part) -> None:
+def _initialize(ctx: ControllerContext, topic: Topic, batch: RequestBatch, part: Part) -> None:
     live = ctx.live
     live_replicas = tuple(r for r in part.replicas if r in live)
     if not live_replicas:
@@ -111,7 +115,8 @@ def _initialize(ctx: Ctx, topic: Topic, batch: Batch, part: Part) -> None:
     _set(ctx, topic, part, P.OnlinePartition)
 
 
-def _elect(ctx: Ctx, topic: Topic, batch: Batch, part: Part, strategy: Strategy) -> bool:
+def _elect(ctx: ControllerContext, topic: Topic, batch: RequestBatch, part: Part,
+           strategy: Strategy) -> bool:
     if not part.has_leadership:
         _fail(ctx, topic, part, "election_failed",
               f"LeaderAndIsr information doesn't exist for partition "

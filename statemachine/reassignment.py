@@ -1,15 +1,16 @@
-"""Partition reassignment, KIP-455 model of Kafka 2.4+ (semantics §7.8)."""
+"""Partition reassignment, the KIP-455 model of Kafka 2.4+: `KafkaController`'s
+`onPartitionReassignment` and the steps around it, as in Kafka 3.7.1."""
 
 from __future__ import annotations
 
 from typing import NamedTuple
 
 from statemachine import deletion
-from statemachine.context import Ctx
+from statemachine.context import ControllerContext
 from statemachine.model import Part, Topic
 from statemachine.partition_machine import handle_partition_changes, reassign_strategy
 from statemachine.replica_machine import handle_replica_changes
-from statemachine.requests import Batch, send_update_metadata
+from statemachine.requests import RequestBatch, send_update_metadata
 from statemachine.rows import Ints
 from statemachine.states import PartitionState, ReplicaState
 
@@ -50,12 +51,13 @@ def current_assignment(part: Part) -> Assignment:
     return Assignment(part.replicas, part.adding, part.removing)
 
 
-def request(ctx: Ctx, topic: Topic, part: Part, target: Ints) -> None:
+def request(ctx: ControllerContext, topic: Topic, part: Part, target: Ints) -> None:
     """A reassignment request (ZK znode or AlterPartitionReassignments API)."""
-    if topic.queued or not part.replicas:
+    if topic.queued_for_deletion or not part.replicas:
         ctx.finding(topic.name, part.partition, None, "reassignment_rejected",
                     f"UNKNOWN_TOPIC_OR_PARTITION: {topic.name}-{part.partition} "
-                    + ("is queued for deletion" if topic.queued else "has no assignment"))
+                    + ("is queued for deletion" if topic.queued_for_deletion
+                       else "has no assignment"))
         return
     # maybeBuildReassignment: an ongoing reassignment is re-targeted from its origin.
     new = current_assignment(part).reassign_to(target)
@@ -69,7 +71,7 @@ def request(ctx: Ctx, topic: Topic, part: Part, target: Ints) -> None:
     on_partition_reassignment(ctx, topic, part, new)
 
 
-def maybe_complete(ctx: Ctx, topic: Topic, part: Part) -> None:
+def maybe_complete(ctx: ControllerContext, topic: Topic, part: Part) -> None:
     """`maybeCompleteReassignment`, after an ISR change of a reassigning partition."""
     if part.being_reassigned and _complete(part, current_assignment(part)):
         on_partition_reassignment(ctx, topic, part, current_assignment(part))
@@ -82,7 +84,8 @@ def _complete(part: Part, assignment: Assignment) -> bool:
     return all(r in isr for r in assignment.target)
 
 
-def on_partition_reassignment(ctx: Ctx, topic: Topic, part: Part, new: Assignment) -> None:
+def on_partition_reassignment(ctx: ControllerContext, topic: Topic, part: Part,
+                              new: Assignment) -> None:
     deletion.mark_ineligible(topic)
     current = current_assignment(part)
     if current != new:
@@ -121,20 +124,20 @@ def on_partition_reassignment(ctx: Ctx, topic: Topic, part: Part, new: Assignmen
     deletion.resume_for_topic(ctx, topic)
 
 
-def update_leader_epoch_and_send(ctx: Ctx, topic: Topic, part: Part) -> None:
+def update_leader_epoch_and_send(ctx: ControllerContext, topic: Topic, part: Part) -> None:
     """Rewrite the ZK state with leaderEpoch + 1; LeaderAndIsr to the origin replicas
     (isNew=false) and the adding replicas (isNew=true), carrying the full assignment."""
     part.leader_epoch += 1
     part.zk_version += 1
     part.written(ctx.epoch)
-    batch = Batch(ctx, topic)
+    batch = RequestBatch(ctx, topic)
     assignment = current_assignment(part)
     batch.add_leader_and_isr(assignment.origin, part, is_new=False)
     batch.add_leader_and_isr(assignment.adding, part, is_new=True)
     batch.send()
 
 
-def stop_removed_replicas(ctx: Ctx, topic: Topic, part: Part, removed: Ints) -> None:
+def stop_removed_replicas(ctx: ControllerContext, topic: Topic, part: Part, removed: Ints) -> None:
     """Four separate calls: the controller does not wait for the StopReplica response."""
     replicas = [(part, r) for r in removed]
     for target in (R.OfflineReplica, R.ReplicaDeletionStarted, R.ReplicaDeletionSuccessful,

@@ -1,4 +1,4 @@
-"""The fold: `replay(state, events, timeline) -> (state, outputs)` (DESIGN §2).
+"""The fold: `replay(state, events, timeline) -> (state, outputs)`.
 
 A replay group is a set of whole topics of one cluster (the Spark job groups by a hash of
 the topic, see `bucket_of`). Keeping every partition of a topic in one group is what makes
@@ -23,7 +23,7 @@ from operator import attrgetter
 
 from schemas import event_types as ET
 from statemachine.cluster import ClusterTimeline
-from statemachine.context import Ctx, Outputs, ReplayConfig
+from statemachine.context import ControllerContext, Outputs, ReplayConfig
 from statemachine.events import Event
 from statemachine.flows import apply_cluster_step, apply_event
 from statemachine.model import BucketState
@@ -41,7 +41,7 @@ def bucket_of(cluster: str, topic: str, buckets: int) -> int:
 
 def _tie_order(e: Event) -> tuple[int, str, int, str]:
     # Within one seq (one controller event), apply topic events before partition events
-    # and partitions in ascending order; the input order carries no meaning (DESIGN §3).
+    # and partitions in ascending order; the input order carries no meaning.
     scope = 0 if e.event_type in ET.TOPIC_EVENTS else 1
     return (scope, e.topic or "", -1 if e.partition is None else e.partition, e.event_type)
 
@@ -136,7 +136,7 @@ class Fold:
         state = state or BucketState()
         with gc_paused():
             topics = state.thaw()
-        self.ctx = Ctx(config or ReplayConfig(), timeline, topics)
+        self.ctx = ControllerContext(config or ReplayConfig(), timeline, topics)
         self.out = self.ctx.out
         self.watermark = state.watermark
         # Cluster steps are applied in order below, so after each one the context holds

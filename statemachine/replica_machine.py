@@ -1,18 +1,20 @@
-"""`ZkReplicaStateMachine.handleStateChanges` for replicas of one topic (semantics §4).
+"""`ZkReplicaStateMachine.handleStateChanges` for replicas of one topic (Kafka 3.7.1,
+`ReplicaStateMachine.scala`).
 
 One call is one request batch. Replicas are grouped by broker and the groups run in
-ascending broker id: Kafka iterates a hash map here (§11.1), so when several brokers leave
-one ISR in one call, which member survives as the last one is Kafka's hash order; ascending
-id is our documented, deterministic choice.
+ascending broker id. Kafka iterates the Scala `HashMap` that `groupBy` builds here, so when
+several brokers leave one ISR in one call, which member survives as the last one follows
+Kafka's hash order; ascending id is the replay's deterministic choice (a known deviation,
+see docs/core.md).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from statemachine.context import Ctx
+from statemachine.context import ControllerContext
 from statemachine.model import NO_LEADER, Part, Topic
-from statemachine.requests import Batch
+from statemachine.requests import RequestBatch
 from statemachine.states import REPLICA_NAMES, REPLICA_VALID_PREVIOUS, ReplicaState
 
 R = ReplicaState
@@ -22,11 +24,11 @@ NAMES = REPLICA_NAMES
 Replica = tuple[Part, int]  # (partition, broker id)
 
 
-def handle_replica_changes(ctx: Ctx, topic: Topic, replicas: Sequence[Replica],
+def handle_replica_changes(ctx: ControllerContext, topic: Topic, replicas: Sequence[Replica],
                            target: ReplicaState) -> None:
     if not replicas:
         return
-    batch = Batch(ctx, topic)
+    batch = RequestBatch(ctx, topic)
     by_broker: dict[int, list[Part]] = {}
     for part, b in replicas:
         by_broker.setdefault(b, []).append(part)
@@ -34,11 +36,11 @@ def handle_replica_changes(ctx: Ctx, topic: Topic, replicas: Sequence[Replica],
     for b in sorted(by_broker):
         valid: list[Part] = []
         for part in by_broker[b]:
-            current = part.rstates.get(b)
+            current = part.replica_states.get(b)
             if current is None:
                 # Kafka inserts the missing entry before checking, even if the
                 # transition then turns out to be invalid.
-                current = part.rstates[b] = R.NonExistentReplica
+                current = part.replica_states[b] = R.NonExistentReplica
             if current in valid_previous:
                 valid.append(part)
             else:
@@ -48,7 +50,7 @@ def handle_replica_changes(ctx: Ctx, topic: Topic, replicas: Sequence[Replica],
     batch.send()
 
 
-def _invalid(ctx: Ctx, topic: Topic, part: Part, b: int, current: int,
+def _invalid(ctx: ControllerContext, topic: Topic, part: Part, b: int, current: int,
              target: ReplicaState) -> None:
     reason = (f"Replica {b} for partition {topic.name}-{part.partition} should be in the "
               f"{', '.join(s.name for s in sorted(REPLICA_VALID_PREVIOUS[target]))} states "
@@ -58,27 +60,28 @@ def _invalid(ctx: Ctx, topic: Topic, part: Part, b: int, current: int,
     ctx.finding(topic.name, part.partition, b, "invalid_transition", reason)
 
 
-def _set(ctx: Ctx, topic: Topic, part: Part, b: int, target: ReplicaState,
+def _set(ctx: ControllerContext, topic: Topic, part: Part, b: int, target: ReplicaState,
          reason: str | None = None) -> None:
-    current = part.rstates.get(b, R.NonExistentReplica)
-    part.rstates[b] = target
+    current = part.replica_states.get(b, R.NonExistentReplica)
+    part.replica_states[b] = target
     if current == R.ReplicaDeletionStarted:
-        topic.n_started -= 1
+        topic.deletion_started_count -= 1
     if target == R.ReplicaDeletionStarted:
-        topic.n_started += 1
+        topic.deletion_started_count += 1
     ctx.change(topic.name, part, b, MACHINE, REPLICA_NAMES[current], NAMES[target], True,
                reason)
 
 
-def _failed(ctx: Ctx, topic: Topic, part: Part, b: int, target: ReplicaState,
+def _failed(ctx: ControllerContext, topic: Topic, part: Part, b: int, target: ReplicaState,
             detail: str) -> None:
-    current = part.rstates.get(b, R.NonExistentReplica)
+    current = part.replica_states.get(b, R.NonExistentReplica)
     ctx.change(topic.name, part, b, MACHINE, REPLICA_NAMES[current], NAMES[target], True,
                f"failed: {detail}")
     ctx.finding(topic.name, part.partition, b, "state_change_failed", detail)
 
 
-def _to_new(ctx: Ctx, topic: Topic, batch: Batch, parts: list[Part], b: int) -> None:
+def _to_new(ctx: ControllerContext, topic: Topic, batch: RequestBatch, parts: list[Part],
+            b: int) -> None:
     for part in parts:
         if part.has_leadership:
             if part.leader == b:
@@ -91,9 +94,10 @@ def _to_new(ctx: Ctx, topic: Topic, batch: Batch, parts: list[Part], b: int) -> 
         _set(ctx, topic, part, b, R.NewReplica)
 
 
-def _to_online(ctx: Ctx, topic: Topic, batch: Batch, parts: list[Part], b: int) -> None:
+def _to_online(ctx: ControllerContext, topic: Topic, batch: RequestBatch, parts: list[Part],
+               b: int) -> None:
     for part in parts:
-        if part.rstates[b] == R.NewReplica:
+        if part.replica_states[b] == R.NewReplica:
             if b not in part.replicas:
                 ctx.finding(topic.name, part.partition, b, "replica_not_in_assignment",
                             f"replica {b} added to the assignment of "
@@ -104,7 +108,8 @@ def _to_online(ctx: Ctx, topic: Topic, batch: Batch, parts: list[Part], b: int) 
         _set(ctx, topic, part, b, R.OnlineReplica)
 
 
-def _to_offline(ctx: Ctx, topic: Topic, batch: Batch, parts: list[Part], b: int) -> None:
+def _to_offline(ctx: ControllerContext, topic: Topic, batch: RequestBatch, parts: list[Part],
+                b: int) -> None:
     for part in parts:
         # Epoch taken now, before the ISR removal below.
         batch.add_stop_replica((b,), part, delete=False)
@@ -122,8 +127,8 @@ def _to_offline(ctx: Ctx, topic: Topic, batch: Batch, parts: list[Part], b: int)
                 part.written(ctx.epoch)
             else:
                 # No write, but the cache is re-stamped with the current controller epoch.
-                part.ctrl_epoch = ctx.epoch
-            if not topic.queued:
+                part.controller_epoch = ctx.epoch
+            if not topic.queued_for_deletion:
                 batch.add_leader_and_isr(tuple(r for r in part.replicas if r != b), part,
                                          is_new=False)
         else:
@@ -131,21 +136,22 @@ def _to_offline(ctx: Ctx, topic: Topic, batch: Batch, parts: list[Part], b: int)
         _set(ctx, topic, part, b, R.OfflineReplica)
 
 
-def _to_deletion_started(ctx: Ctx, topic: Topic, batch: Batch, parts: list[Part],
-                         b: int) -> None:
+def _to_deletion_started(ctx: ControllerContext, topic: Topic, batch: RequestBatch,
+                         parts: list[Part], b: int) -> None:
     for part in parts:
         _set(ctx, topic, part, b, R.ReplicaDeletionStarted)
         batch.add_stop_replica((b,), part, delete=True)
 
 
 def _state_only(target: ReplicaState):  # type: ignore[no-untyped-def]
-    def apply(ctx: Ctx, topic: Topic, batch: Batch, parts: list[Part], b: int) -> None:
+    def apply(ctx: ControllerContext, topic: Topic, batch: RequestBatch, parts: list[Part],
+              b: int) -> None:
         for part in parts:
             _set(ctx, topic, part, b, target)
     return apply
 
 
-def _to_non_existent(ctx: Ctx, topic: Topic, batch: Batch, parts: list[Part],
+def _to_non_existent(ctx: ControllerContext, topic: Topic, batch: RequestBatch, parts: list[Part],
                      b: int) -> None:
     for part in parts:
         ctx.set_assignment(
@@ -155,7 +161,7 @@ def _to_non_existent(ctx: Ctx, topic: Topic, batch: Batch, parts: list[Part],
             tuple(r for r in part.removing if r != b),
         )
         _set(ctx, topic, part, b, R.NonExistentReplica)
-        del part.rstates[b]  # the entry is removed, not kept as NonExistentReplica
+        del part.replica_states[b]  # the entry is removed, not kept as NonExistentReplica
 
 
 _TRANSITIONS = {

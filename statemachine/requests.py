@@ -1,6 +1,7 @@
-"""`AbstractControllerBrokerRequestBatch` for the partitions of one topic (semantics §2).
+"""`AbstractControllerBrokerRequestBatch` for the partitions of one topic (Kafka 3.7.1,
+`ControllerChannelManager.scala`).
 
-One `Batch` is one state-machine call: the adds accumulate, `send()` emits the requests
+One `RequestBatch` is one state-machine call: the adds accumulate, `send()` emits the requests
 the controller would send. Within a batch a later add for the same (broker, partition)
 overwrites the earlier one, except that LeaderAndIsr `isNew` and StopReplica
 `deletePartition` are sticky. Every LeaderAndIsr add implies an UpdateMetadata for the
@@ -10,9 +11,9 @@ time are dropped silently, as Kafka does.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import NamedTuple
 
-from statemachine.context import Ctx
+from statemachine.context import ControllerContext
 from statemachine.model import (
     EPOCH_DURING_DELETE,
     LEADER_DURING_DELETE,
@@ -29,125 +30,175 @@ _new = tuple.__new__  # NamedTuple rows at C speed
 
 def stop_replica_epoch(topic: Topic, part: Part) -> int:
     """`context.leaderEpoch(p)` as StopReplica uses it, evaluated at add time."""
-    if topic.queued:
+    if topic.queued_for_deletion:
         return EPOCH_DURING_DELETE
     return part.leader_epoch if part.has_leadership else NO_EPOCH
 
 
-def offline_replicas(ctx: Ctx, part: Part) -> Ints:
+def offline_replicas(ctx: ControllerContext, part: Part) -> Ints:
     live = ctx.live
     if live.issuperset(part.replicas):  # the common case, without a Python loop
         return ()
     return tuple(r for r in part.replicas if r not in live)
 
 
-def send_update_metadata(ctx: Ctx, topic: Topic, part: Part) -> None:
+def send_update_metadata(ctx: ControllerContext, topic: Topic, part: Part) -> None:
     """`sendUpdateMetadataRequest(all live or shutting-down brokers, {p})`: a batch holding
     one partition's UM. Built directly: it is the hot path of every ISR change."""
     if not part.has_leadership:
         return
-    if topic.queued:
+    if topic.queued_for_deletion:
         leader, leader_epoch, zk_version = LEADER_DURING_DELETE, 0, 0
     else:
         leader, leader_epoch, zk_version = part.leader, part.leader_epoch, part.zk_version
     ctx.out.update_metadata.append(_new(UpdateMetadataRow, (
         ctx.seq, ctx.ts, ctx.batch_number(part, ctx.new_batch()), ctx.epoch, topic.name,
-        part.partition, part.ctrl_epoch, leader, leader_epoch, part.isr, zk_version,
+        part.partition, part.controller_epoch, leader, leader_epoch, part.isr, zk_version,
         part.replicas, offline_replicas(ctx, part), None)))
 
 
-class Batch:
-    __slots__ = ("ctx", "topic", "id", "lai", "um", "um_all", "um_to", "sr")
+class LeaderAndIsrEntry(NamedTuple):
+    """The partition state a batch holds for one (broker, partition) LeaderAndIsr: the
+    partition-level fields of `LeaderAndIsrRow`, in its column order."""
 
-    def __init__(self, ctx: Ctx, topic: Topic) -> None:
+    controller_epoch: int  # of the controller that wrote the state
+    leader: int
+    leader_epoch: int
+    isr: Ints
+    zk_version: int
+    replicas: Ints
+    adding_replicas: Ints
+    removing_replicas: Ints
+    is_new: bool
+    leader_recovery_state: str
+
+
+class UpdateMetadataEntry(NamedTuple):
+    """The UpdateMetadata partition state a batch holds for one partition: the
+    partition-level fields of `UpdateMetadataRow`, in its column order."""
+
+    controller_epoch: int
+    leader: int
+    leader_epoch: int
+    isr: Ints
+    zk_version: int
+    replicas: Ints
+    offline_replicas: Ints
+
+
+class StopReplicaEntry(NamedTuple):
+    """What a batch holds for one (broker, partition) StopReplica."""
+
+    delete_partition: bool
+    leader_epoch: int
+
+
+class RequestBatch:
+    """`ControllerBrokerRequestBatch` for one topic: `newBatch()` is the constructor, the
+    `add_*` methods are Kafka's `add*RequestForBrokers`, `send()` is
+    `sendRequestsToBrokers`."""
+
+    __slots__ = ("ctx", "topic", "batch_id", "leader_and_isr", "update_metadata",
+                 "update_metadata_to_all", "update_metadata_to", "stop_replica")
+
+    def __init__(self, ctx: ControllerContext, topic: Topic) -> None:
         self.ctx = ctx
         self.topic = topic
-        self.id = ctx.new_batch()
-        # (broker, partition) -> (LAI fields..., is_new); insertion order is send order.
-        self.lai: dict[tuple[int, int], tuple[Any, ...]] = {}
-        self.um: dict[int, tuple[Any, ...]] = {}  # partition -> UM partition state
-        self.um_all = False  # some add addressed every live-or-shutting-down broker
-        self.um_to: set[int] = set()
-        self.sr: dict[tuple[int, int], tuple[bool, int]] = {}  # -> (delete, leader epoch)
+        self.batch_id = ctx.new_batch()
+        # (broker, partition) -> entry; insertion order is send order.
+        self.leader_and_isr: dict[tuple[int, int], LeaderAndIsrEntry] = {}
+        self.update_metadata: dict[int, UpdateMetadataEntry] = {}  # by partition
+        self.update_metadata_to_all = False  # some add addressed every registered broker
+        self.update_metadata_to: set[int] = set()
+        self.stop_replica: dict[tuple[int, int], StopReplicaEntry] = {}
 
     def add_leader_and_isr(self, brokers: Ints, part: Part, is_new: bool) -> None:
-        state = (
-            part.ctrl_epoch, part.leader, part.leader_epoch, part.isr, part.zk_version,
-            part.replicas, part.adding, part.removing,
+        # One entry for every recipient (a tuple, so sharing it is safe).
+        entry = _new(LeaderAndIsrEntry, (
+            part.controller_epoch, part.leader, part.leader_epoch, part.isr, part.zk_version,
+            part.replicas, part.adding, part.removing, is_new,
             RECOVERING if part.recovering else RECOVERED,
-        )
-        lai = self.lai
+        ))
+        entries = self.leader_and_isr
         p = part.partition
         for b in brokers:
             if b < 0:
                 continue
             key = (b, p)
-            prev = lai.get(key)
-            lai[key] = (*state, is_new or (prev is not None and prev[-1]))
+            prev = entries.get(key)
+            # isNew is sticky within a batch; every other field is overwritten.
+            if is_new or prev is None or not prev.is_new:
+                entries[key] = entry
+            else:
+                entries[key] = entry._replace(is_new=True)
         self.add_update_metadata(part)
 
     def add_update_metadata(self, part: Part | None, to: Ints | None = None) -> None:
         """Queue an UM to `to` (None: all live or shutting-down brokers). A partition with
         no leadership info adds no partition state; the UM then only refreshes brokers."""
         if to is None:
-            self.um_all = True
+            self.update_metadata_to_all = True
         else:
-            self.um_to.update(b for b in to if b >= 0)
+            self.update_metadata_to.update(b for b in to if b >= 0)
         if part is None or not part.has_leadership:
             return
         offline = offline_replicas(self.ctx, part)
-        if self.topic.queued:
+        if self.topic.queued_for_deletion:
             # A topic queued for deletion is advertised with LeaderDuringDelete.
-            self.um[part.partition] = (
-                part.ctrl_epoch, LEADER_DURING_DELETE, 0, part.isr, 0, part.replicas, offline)
+            self.update_metadata[part.partition] = _new(UpdateMetadataEntry, (
+                part.controller_epoch, LEADER_DURING_DELETE, 0, part.isr, 0, part.replicas,
+                offline))
         else:
-            self.um[part.partition] = (
-                part.ctrl_epoch, part.leader, part.leader_epoch, part.isr, part.zk_version,
-                part.replicas, offline)
+            self.update_metadata[part.partition] = _new(UpdateMetadataEntry, (
+                part.controller_epoch, part.leader, part.leader_epoch, part.isr,
+                part.zk_version, part.replicas, offline))
 
     def add_stop_replica(self, brokers: Ints, part: Part, delete: bool) -> None:
         epoch = stop_replica_epoch(self.topic, part)
-        sr = self.sr
+        entries = self.stop_replica
         p = part.partition
         for b in brokers:
             if b < 0:
                 continue
-            prev = sr.get((b, p))
-            sr[(b, p)] = (delete or (prev is not None and prev[0]), epoch)
+            prev = entries.get((b, p))
+            # deletePartition is sticky within a batch.
+            entries[(b, p)] = _new(StopReplicaEntry, (
+                delete or (prev is not None and prev.delete_partition), epoch))
 
     def send(self) -> None:
         """`sendRequestsToBrokers`: LeaderAndIsr, then UpdateMetadata, then StopReplica."""
-        lai, um, sr = self.lai, self.um, self.sr
-        if not (lai or um or sr):
+        leader_and_isr, update_metadata = self.leader_and_isr, self.update_metadata
+        stop_replica = self.stop_replica
+        if not (leader_and_isr or update_metadata or stop_replica):
             return
         ctx = self.ctx
         parts = self.topic.parts
         name, seq, ts, epoch = self.topic.name, ctx.seq, ctx.ts, ctx.epoch
-        registered = ctx.live_or_sd
+        registered = ctx.live_or_shutting_down
         number = ctx.batch_number
-        batch_id = self.id
+        batch_id = self.batch_id
         out = ctx.out
-        if lai:
+        # Each entry holds the row's partition-level columns in order, so the row is the
+        # request-level columns + the entry (tuple concatenation: the fastest build).
+        if leader_and_isr:
             rows = out.leader_and_isr
-            for (b, p), s in lai.items():
+            for (b, p), lai in leader_and_isr.items():
                 if b in registered:
                     rows.append(_new(LeaderAndIsrRow, (
-                        seq, ts, number(parts[p], batch_id), epoch, b, name, p, s[0], s[1], s[2],
-                        s[3], s[4], s[5], s[6], s[7], s[9], s[8])))
-        if um:
+                        seq, ts, number(parts[p], batch_id), epoch, b, name, p) + lai))
+        if update_metadata:
             to: Ints | None = None
-            if not self.um_all:
-                to = tuple(sorted(b for b in self.um_to if b in registered))
+            if not self.update_metadata_to_all:
+                to = tuple(sorted(b for b in self.update_metadata_to if b in registered))
             if to is None or to:
                 rows_um = out.update_metadata
-                for p, u in um.items():
+                recipients = (to,)
+                for p, um in update_metadata.items():
                     rows_um.append(_new(UpdateMetadataRow, (
-                        seq, ts, number(parts[p], batch_id), epoch, name, p, u[0], u[1], u[2],
-                        u[3], u[4], u[5], u[6], to)))
-        if sr:
+                        seq, ts, number(parts[p], batch_id), epoch, name, p) + um + recipients))
+        if stop_replica:
             rows_sr = out.stop_replica
-            for (b, p), (delete, leader_epoch) in sr.items():
+            for (b, p), sr in stop_replica.items():
                 if b in registered:
                     rows_sr.append(_new(StopReplicaRow, (
-                        seq, ts, number(parts[p], batch_id), epoch, b, name, p, delete,
-                        leader_epoch)))
+                        seq, ts, number(parts[p], batch_id), epoch, b, name, p) + sr))

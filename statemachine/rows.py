@@ -1,6 +1,7 @@
-"""Output rows of the core, one NamedTuple per table (DESIGN §5), without `cluster` and
-`run_id`, which the job prepends. Field order is the table's column order after those two;
-`tests/test_schemas.py` checks it against `schemas.tables`.
+"""Output rows of the core, one NamedTuple per table (the tables are described in
+docs/tables.md), without `cluster` and `run_id`, which the job prepends. Field order is the
+table's column order after those two; `tests/schemas/test_schemas.py` checks it against
+`schemas.tables`.
 
 Lists are tuples here (hashable, cheap); the job turns them into arrays.
 """

@@ -1,4 +1,4 @@
-"""Kafka's two state machines as data (semantics §4.1 and §5, Kafka 3.7.1).
+"""Kafka's two state machines as data (Kafka 3.7.1).
 
 Each machine is one enum with Kafka's names and byte codes and one table of valid previous
 states, as at the bottom of `ReplicaStateMachine.scala` / `PartitionStateMachine.scala`.

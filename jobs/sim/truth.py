@@ -3,14 +3,15 @@ who leads each partition, who is in sync, and the leader epoch as Kafka 3.7.1 co
 
 This is deliberately not a copy of the core. It tracks only leader, ISR and leader epoch per
 partition (plus the Online/Offline flag that decides which partitions a controller retries),
-and applies the outcome of each controller flow the simulator emits (semantics §4.3, §6, §7):
+and applies the outcome of each controller flow the simulator emits (Kafka 3.7.1's
+`ReplicaStateMachine`, `Election.scala` and `KafkaController` flows):
 
 * a leader election (offline, controlled-shutdown, reassign, preferred) bumps the epoch once;
 * the controller removing a replica from the ISR (OfflineReplica) bumps the epoch, keeps the
   last ISR member, and clears the leader if it was the replica;
 * the leader's own ISR changes (IsrChanged / AlterPartition) never bump the epoch.
 
-Several brokers in one event are handled in ascending id (DESIGN §3).
+Several brokers in one event are handled in ascending id, as the replay does (docs/core.md).
 """
 
 from __future__ import annotations
@@ -61,7 +62,7 @@ class Truth:
         self.live: set[int] = set()
         self.shutting_down: set[int] = set()
         self.controller = -1
-        self.ctrl_epoch = 0
+        self.controller_epoch = 0
         self.unclean_default = unclean_default
         self.parts: list[Part | None] = []
         self.topics: dict[str, Topic] = {}
@@ -84,7 +85,8 @@ class Truth:
         return self.unclean_default if u is None else u
 
     def _remove_from_isr(self, p: Part, r: int) -> None:
-        """OfflineReplica with leadership info (§4.3): a controller write, epoch + 1."""
+        """OfflineReplica with leadership info (`removeReplicasFromIsr`): a controller
+        write, epoch + 1."""
         if r not in p.isr:
             return
         if p.leader == r:
@@ -94,7 +96,7 @@ class Truth:
         p.epoch += 1
 
     def _elect_offline(self, p: Part, allow_unclean: bool) -> bool:
-        """OfflinePartitionLeaderElectionStrategy (§6.1)."""
+        """OfflinePartitionLeaderElectionStrategy."""
         live = self.live
         leader = next((r for r in p.replicas if r in live and r in p.isr), None)
         if leader is not None:
@@ -143,13 +145,14 @@ class Truth:
 
     def isr_changed(self, p: Part, isr: tuple[int, ...]) -> None:
         """The leader's AlterPartition: ISR replaced, epoch unchanged; may complete a
-        reassignment (§7.8 completion trigger)."""
+        reassignment (`maybeCompleteReassignment`)."""
         p.isr = isr
         if p.target and all(r in isr for r in p.target):
             self._complete_reassignment(p)
 
     def preferred(self, p: Part) -> None:
-        """Preferred election (§6.3); the caller checked the head is live and in the ISR."""
+        """PreferredReplicaPartitionLeaderElectionStrategy; the caller checked the head is
+        live and in the ISR."""
         p.leader = p.replicas[0]
         p.epoch += 1
 
@@ -164,11 +167,11 @@ class Truth:
         t.unclean = unclean
         if not unclean:
             return []
-        # TopicUncleanLeaderElectionEnable: retry the topic's offline partitions (§7.12).
+        # TopicUncleanLeaderElectionEnable: retry the topic's offline partitions.
         return self.trigger_online([pid for pid in t.pids if pid in self.offline])
 
     def reassign(self, p: Part, target: tuple[int, ...]) -> None:
-        """onPartitionReassignment (KIP-455, §7.8) for a partition not being reassigned."""
+        """onPartitionReassignment (KIP-455) for a partition not being reassigned."""
         origin = p.replicas
         replicas = tuple(dict.fromkeys(target + origin))
         p.target = target
@@ -213,8 +216,8 @@ class Truth:
 
     # ----------------------------------------------------------------- cluster events
     def failover(self, controller: int, brokers: list[int]) -> list[int]:
-        """onControllerFailover (§7.10): replica SM startup, then partition SM startup."""
-        self.ctrl_epoch += 1
+        """onControllerFailover: replica machine startup, then partition machine startup."""
+        self.controller_epoch += 1
         self.controller = controller
         self.live = set(brokers)
         self.shutting_down = set()
@@ -236,12 +239,12 @@ class Truth:
         return self.trigger_online()
 
     def broker_startup(self, new: list[int]) -> list[int]:
-        """onBrokerStartup (§7.2): retry every offline partition."""
+        """onBrokerStartup: retry every offline partition."""
         self.live |= set(new)
         return self.trigger_online()
 
     def broker_failure(self, dead: list[int]) -> list[int]:
-        """onBrokerFailure -> onReplicasBecomeOffline (§7.3, §7.4)."""
+        """onBrokerFailure -> onReplicasBecomeOffline."""
         for b in dead:
             self.live.discard(b)
             self.shutting_down.discard(b)
@@ -262,7 +265,8 @@ class Truth:
         return elected
 
     def controlled_shutdown(self, b: int) -> None:
-        """ControlledShutdown (§7.6): move leadership off b, drop b from followed ISRs."""
+        """ControlledShutdown (`doControlledShutdown`): move leadership off b, drop b from
+        followed ISRs."""
         self.shutting_down.add(b)
         self.live.discard(b)
         sd = self.shutting_down

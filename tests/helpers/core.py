@@ -2,10 +2,10 @@
 small builder for event logs that drives the real fold.
 
 Machine-level tests (Kafka's ReplicaStateMachineTest, PartitionStateMachineTest, ...) build
-a `Ctx` directly, put partitions in the state the Kafka test sets up, call the machine, and
-read the request rows the core emitted. Kafka's tests verify calls on a mocked batch with no
-liveness filtering; the core emits the requests as SENT, so the fixtures make the recipients
-live (scenarios.md section 9).
+a `ControllerContext` directly, put partitions in the state the Kafka test sets up, call the
+machine, and read the request rows the core emitted. Kafka's tests verify calls on a mocked
+batch with no liveness filtering; the core emits the requests as SENT, so the fixtures make
+the recipients live.
 
 Flow-level tests write an event log with `Log` and replay it with `replay_log`.
 """
@@ -13,11 +13,11 @@ Flow-level tests write an event log with `Log` and replay it with `replay_log`.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from schemas import event_types as ET
 from statemachine.cluster import build_timeline
-from statemachine.context import Ctx, Outputs, ReplayConfig
+from statemachine.context import ControllerContext, Outputs, ReplayConfig
 from statemachine.events import Event
 from statemachine.model import BucketState, Part, Topic
 from statemachine.replay import replay
@@ -38,23 +38,23 @@ SEQ = 100
 
 def make_ctx(
     live: Iterable[int] = (),
-    sd: Iterable[int] = (),
+    shutting_down: Iterable[int] = (),
     epoch: int = EPOCH,
     controller: int = CONTROLLER,
     config: ReplayConfig | None = None,
     seq: int = SEQ,
-) -> Ctx:
+) -> ControllerContext:
     """A context as Kafka's machine tests set it up: the given live and shutting-down
     brokers, the controller epoch, and one current event (`seq`)."""
-    ctx = Ctx(config or ReplayConfig(), build_timeline([]), {})
-    ctx.set_liveness(frozenset(live), frozenset(sd))
+    ctx = ControllerContext(config or ReplayConfig(), build_timeline([]), {})
+    ctx.set_liveness(frozenset(live), frozenset(shutting_down))
     ctx.epoch, ctx.controller = epoch, controller
     ctx.begin(seq, None, "test")
     return ctx
 
 
 def add_part(
-    ctx: Ctx,
+    ctx: ControllerContext,
     topic: str,
     partition: int,
     replicas: Sequence[int] = (),
@@ -65,13 +65,13 @@ def add_part(
     isr: Sequence[int] | None = None,
     leader_epoch: int = 0,
     zk_version: int = 0,
-    ctrl_epoch: int | None = None,
+    controller_epoch: int | None = None,
     recovering: bool = False,
-    pstate: PartitionState | None = None,
-    rstates: dict[int, ReplicaState] | None = None,
+    partition_state: PartitionState | None = None,
+    replica_states: dict[int, ReplicaState] | None = None,
 ) -> Part:
     """Add partition `topic-partition` with an assignment and, when `leader` is given,
-    leadership info (leader, isr, leader_epoch, zk_version, ctrl_epoch; the ISR defaults to
+    leadership info (leader, isr, leader_epoch, zk_version, controller_epoch; the ISR defaults to
     [leader] and the controller epoch to the context's)."""
     t = ctx.topic(topic)
     part = t.parts.get(partition)
@@ -84,39 +84,91 @@ def add_part(
         part.isr = tuple(isr) if isr is not None else (leader,)
         part.leader_epoch = leader_epoch
         part.zk_version = zk_version
-        part.ctrl_epoch = ctx.epoch if ctrl_epoch is None else ctrl_epoch
+        part.controller_epoch = ctx.epoch if controller_epoch is None else controller_epoch
         part.recovering = recovering
-    if pstate is not None:
-        part.pstate = pstate
-    if rstates:
-        part.rstates.update({b: s for b, s in rstates.items()})
+    if partition_state is not None:
+        part.partition_state = partition_state
+    if replica_states:
+        part.replica_states.update({b: s for b, s in replica_states.items()})
     return part
 
 
-def leadership(part: Part) -> tuple[int, tuple[int, ...], int, int, int]:
-    """(leader, isr, leader_epoch, zk_version, ctrl_epoch) of the cached state."""
-    return (part.leader, part.isr, part.leader_epoch, part.zk_version, part.ctrl_epoch)
+class Leadership(NamedTuple):
+    """The cached leadership of a partition, as Kafka's tests write it."""
+
+    leader: int
+    isr: tuple[int, ...]
+    leader_epoch: int
+    zk_version: int
+    controller_epoch: int
 
 
-def lai(out: Outputs, topic: str | None = None) -> list[tuple[Any, ...]]:
-    """LeaderAndIsr rows as (broker, topic, partition, leader, isr, leader_epoch,
-    zk_version, state_controller_epoch, replicas, is_new)."""
-    return [(r.broker_id, r.topic, r.partition, r.leader, r.isr, r.leader_epoch,
-             r.zk_version, r.state_controller_epoch, r.replicas, r.is_new)
+def leadership(part: Part) -> Leadership:
+    """(leader, isr, leader_epoch, zk_version, controller_epoch) of the cached state."""
+    return Leadership(part.leader, part.isr, part.leader_epoch, part.zk_version,
+                      part.controller_epoch)
+
+
+class LeaderAndIsrSent(NamedTuple):
+    """The fields of a LeaderAndIsr row that Kafka's tests check."""
+
+    broker_id: int
+    topic: str
+    partition: int
+    leader: int
+    isr: tuple[int, ...]
+    leader_epoch: int
+    zk_version: int
+    state_controller_epoch: int
+    replicas: tuple[int, ...]
+    is_new: bool
+
+
+class UpdateMetadataSent(NamedTuple):
+    """The fields of an UpdateMetadata row that Kafka's tests check."""
+
+    topic: str
+    partition: int
+    leader: int
+    isr: tuple[int, ...]
+    leader_epoch: int
+    zk_version: int
+    state_controller_epoch: int
+    replicas: tuple[int, ...]
+    offline_replicas: tuple[int, ...]
+    to_brokers: tuple[int, ...] | None
+
+
+class StopReplicaSent(NamedTuple):
+    """The fields of a StopReplica row that Kafka's tests check."""
+
+    broker_id: int
+    topic: str
+    partition: int
+    delete_partition: bool
+    leader_epoch: int
+
+
+def lai(out: Outputs, topic: str | None = None) -> list[LeaderAndIsrSent]:
+    """LeaderAndIsr rows (of `topic`, or all)."""
+    return [LeaderAndIsrSent(r.broker_id, r.topic, r.partition, r.leader, r.isr,
+                             r.leader_epoch, r.zk_version, r.state_controller_epoch,
+                             r.replicas, r.is_new)
             for r in out.leader_and_isr if topic is None or r.topic == topic]
 
 
-def um(out: Outputs, topic: str | None = None) -> list[tuple[Any, ...]]:
-    """UpdateMetadata rows as (topic, partition, leader, isr, leader_epoch, zk_version,
-    state_controller_epoch, replicas, offline_replicas, to_brokers)."""
-    return [(r.topic, r.partition, r.leader, r.isr, r.leader_epoch, r.zk_version,
-             r.state_controller_epoch, r.replicas, r.offline_replicas, r.to_brokers)
+def um(out: Outputs, topic: str | None = None) -> list[UpdateMetadataSent]:
+    """UpdateMetadata rows (of `topic`, or all)."""
+    return [UpdateMetadataSent(r.topic, r.partition, r.leader, r.isr, r.leader_epoch,
+                               r.zk_version, r.state_controller_epoch, r.replicas,
+                               r.offline_replicas, r.to_brokers)
             for r in out.update_metadata if topic is None or r.topic == topic]
 
 
-def sr(out: Outputs, topic: str | None = None) -> list[tuple[Any, ...]]:
-    """StopReplica rows as (broker, topic, partition, delete_partition, leader_epoch)."""
-    return [(r.broker_id, r.topic, r.partition, r.delete_partition, r.leader_epoch)
+def sr(out: Outputs, topic: str | None = None) -> list[StopReplicaSent]:
+    """StopReplica rows (of `topic`, or all)."""
+    return [StopReplicaSent(r.broker_id, r.topic, r.partition, r.delete_partition,
+                            r.leader_epoch)
             for r in out.stop_replica if topic is None or r.topic == topic]
 
 
@@ -128,11 +180,11 @@ def requests_count(out: Outputs) -> int:
     return len(out.leader_and_isr) + len(out.update_metadata) + len(out.stop_replica)
 
 
-def replica_of(ctx: Ctx, topic: str, partition: int) -> Part:
+def replica_of(ctx: ControllerContext, topic: str, partition: int) -> Part:
     return ctx.topics[topic].parts[partition]
 
 
-def topic_of(ctx: Ctx, name: str) -> Topic:
+def topic_of(ctx: ControllerContext, name: str) -> Topic:
     return ctx.topics[name]
 
 
@@ -241,13 +293,25 @@ def pstate_row(out: Outputs, topic: str, partition: int) -> PartitionStateRow:
     return rows[0]
 
 
-def final(out: Outputs, topic: str, partition: int) -> tuple[Any, ...]:
+class FinalState(NamedTuple):
+    """A partition_states row's state and leadership, in the order tests compare them."""
+
+    state: str
+    leader: int | None
+    isr: tuple[int, ...] | None
+    leader_epoch: int | None
+    zk_version: int | None
+    controller_epoch: int | None
+
+
+def final(out: Outputs, topic: str, partition: int) -> FinalState:
     """(state, leader, isr, leader_epoch, zk_version, controller_epoch) of one partition."""
     r = pstate_row(out, topic, partition)
-    return (r.state, r.leader, r.isr, r.leader_epoch, r.zk_version, r.controller_epoch)
+    return FinalState(r.state, r.leader, r.isr, r.leader_epoch, r.zk_version,
+                      r.controller_epoch)
 
 
-def rstates(out: Outputs, topic: str, partition: int) -> dict[int, str]:
+def replica_states_of(out: Outputs, topic: str, partition: int) -> dict[int, str]:
     return {r.broker_id: r.state for r in out.replica_states
             if r.topic == topic and r.partition == partition}
 

@@ -1,4 +1,4 @@
-"""Kafka 3.7.1 `ControllerContextTest` (scenarios.md X01, X06-X08) against the assignment
+"""Kafka 3.7.1 `ControllerContextTest` (its assignment tests) against the assignment
 model: `reassignment.Assignment` (`ReplicaAssignment`) and the `Part` view of it.
 """
 
@@ -8,7 +8,8 @@ from statemachine.reassignment import Assignment
 from tests.helpers.core import add_part, make_ctx
 
 
-def test_X01_update_partition_full_replica_assignment() -> None:
+def test_update_partition_full_replica_assignment() -> None:
+    """`testUpdatePartitionFullReplicaAssignmentUpdatesReplicaAssignment`."""
     ctx = make_ctx(live=[1, 2, 3])
     part = add_part(ctx, "A", 0, [1, 2, 3])
     ctx.set_assignment(ctx.topics["A"], part, (4,))
@@ -18,7 +19,8 @@ def test_X01_update_partition_full_replica_assignment() -> None:
     assert (part.replicas, part.adding, part.removing) == ((3,), (1,), (2,))
 
 
-def test_X06_partition_replica_assignment() -> None:
+def test_partition_replica_assignment() -> None:
+    """`testPartitionReplicaAssignment`."""
     a = Assignment((1, 2, 3, 4, 5, 6), (2, 3, 4), (1, 5, 6))
     assert a.being_reassigned and a.target == (2, 3, 4)
     a = Assignment((1, 2, 3, 4), (), (1, 4))
@@ -37,7 +39,7 @@ def test_X06_partition_replica_assignment() -> None:
     assert c == Assignment((3, 1, 2), (), ()) and not c.being_reassigned
 
 
-def test_X06b_part_view_agrees_with_assignment() -> None:
+def test_part_view_agrees_with_assignment() -> None:
     ctx = make_ctx(live=[1])
     part = add_part(ctx, "A", 0, [1, 2, 3, 4], adding=[4], removing=[2])
     assert part.being_reassigned
@@ -45,7 +47,8 @@ def test_X06b_part_view_agrees_with_assignment() -> None:
     assert part.origin_replicas == (1, 2, 3)
 
 
-def test_X07_reassign_to_idempotence() -> None:
+def test_reassign_to_idempotence() -> None:
+    """`testReassignToIdempotence`."""
     for a in (
         Assignment((1, 2, 3)),
         Assignment((4, 5, 6, 1, 2, 3), (4, 5, 6), (1, 2, 3)),
@@ -54,7 +57,8 @@ def test_X07_reassign_to_idempotence() -> None:
         assert a.reassign_to(a.target) == a
 
 
-def test_X08_reassign_to() -> None:
+def test_reassign_to() -> None:
+    """`testReassignTo`."""
     original = Assignment((1, 2, 3))
     first = original.reassign_to((4, 5, 6))
     assert first == Assignment((4, 5, 6, 1, 2, 3), (4, 5, 6), (1, 2, 3))

@@ -1,5 +1,5 @@
-"""Controller flows of semantics.md §5.1, §7.1-§7.12 and §11 that the Kafka catalogue does
-not test directly, replayed through the real fold (semantics-derived expectations).
+"""`KafkaController` flows (Kafka 3.7.1) that Kafka's own controller tests do not test
+directly, replayed through the real fold (expectations read from the controller's code).
 """
 
 from __future__ import annotations
@@ -13,17 +13,18 @@ from tests.helpers.core import (
     kinds,
     pstate_row,
     replay_log,
-    rstates,
+    replica_states_of,
 )
 
 ONLINE = "OnlinePartition"
 OFFLINE = "OfflinePartition"
 
 
-def test_11_1_two_isr_members_fail_in_one_event_ascending_id() -> None:
-    """§11.1: brokers 1 and 2 (ISR [1, 2], leader 1) fail in one BrokerChange. The replay
-    takes them in ascending id (documented choice): 1 leaves the ISR, then 2 is the last
-    member and stays; two epoch bumps either way."""
+def test_two_isr_members_fail_in_one_event_ascending_id() -> None:
+    """`ZkReplicaStateMachine.handleStateChanges` groups by broker: brokers 1 and 2 (ISR [1, 2],
+    leader 1) fail in one BrokerChange. The replay takes them in ascending id (documented
+    choice): 1 leaves the ISR, then 2 is the last member and stays; two epoch bumps either
+    way."""
     log = Log()
     log.failover(0, [0, 1, 2, 3])
     log.create("t", 0, [1, 2, 3])
@@ -34,14 +35,14 @@ def test_11_1_two_isr_members_fail_in_one_event_ascending_id() -> None:
     # One batch: the last LAI state per (broker, partition); only 3 is registered.
     assert [(r.broker_id, r.leader, r.isr, r.leader_epoch)
             for r in at(out.leader_and_isr, seq)] == [(3, -1, (2,), 2)]
-    assert rstates(out, "t", 0) == {1: "OfflineReplica", 2: "OfflineReplica",
+    assert replica_states_of(out, "t", 0) == {1: "OfflineReplica", 2: "OfflineReplica",
                                     3: "OnlineReplica"}
 
 
-def test_7_1_no_request_to_a_broker_that_dies_in_the_same_broker_change() -> None:
-    """§7.1 step 2: the channel manager drops the dead brokers before the new brokers
-    start; they are still in liveBrokers then (the startup's election counts 2 as a live
-    replica and addresses it), but the request to 2 is not sent."""
+def test_no_request_to_a_broker_that_dies_in_the_same_broker_change() -> None:
+    """`KafkaController.processBrokerChange`: the channel manager drops the dead brokers before
+    the new brokers start; they are still in liveBrokers then (the startup's election counts 2
+    as a live replica and addresses it), but the request to 2 is not sent."""
     log = Log()
     log.failover(0, [0, 1, 2])
     log.create("t", 0, [1, 2])
@@ -57,8 +58,9 @@ def test_7_1_no_request_to_a_broker_that_dies_in_the_same_broker_change() -> Non
         (1, -1, ()), (2, 1, ()), (3, 1, (2,))]
 
 
-def test_5_1_failover_with_a_broker_gone_elects_a_new_leader() -> None:
-    """§7.10 + §4.4 + §5.1: broker 1 (the leader) disappeared while there was no
+def test_failover_with_a_broker_gone_elects_a_new_leader() -> None:
+    """`onControllerFailover`, `ReplicaStateMachine.startup` and
+    `PartitionStateMachine.startup`: broker 1 (the leader) disappeared while there was no
     controller. Replica startup drives it Offline (leader -1, epoch 1); partition startup
     finds leader -1 (Offline) and the Offline election picks 2 (epoch 2)."""
     log = Log()
@@ -67,16 +69,16 @@ def test_5_1_failover_with_a_broker_gone_elects_a_new_leader() -> None:
     seq = log.failover(0, [0, 2])
     _, out = replay_log(log)
     assert final(out, "t", 0) == (ONLINE, 2, (2, 0), 2, 2, 2)
-    assert rstates(out, "t", 0) == {0: "OnlineReplica", 1: "OfflineReplica",
+    assert replica_states_of(out, "t", 0) == {0: "OnlineReplica", 1: "OfflineReplica",
                                     2: "OnlineReplica"}
     assert {r.controller_epoch for r in at(out.leader_and_isr, seq)} == {2}
 
 
-def test_7_10_failover_resumes_a_reassignment_of_a_topic_queued_for_deletion() -> None:
-    """§7.10 step 8: `initializePartitionReassignments` resumes every in-memory reassignment
-    (`maybeResumeReassignments`, no deletion check; only the API/znode trigger rejects
-    queued topics). A deletion requested during a reassignment starts anyway (the
-    ineligible mark is a no-op before the topic is queued, §7.9)."""
+def test_failover_resumes_a_reassignment_of_a_topic_queued_for_deletion() -> None:
+    """`onControllerFailover`: `initializePartitionReassignments` resumes every in-memory
+    reassignment (`maybeResumeReassignments`, no deletion check; only the API/znode trigger
+    rejects queued topics). A deletion requested during a reassignment starts anyway (the
+    ineligible mark is a no-op before the topic is queued)."""
     log = Log()
     log.failover(0, [0, 1, 2])
     log.create("t", 0, [0, 1])
@@ -97,7 +99,8 @@ def test_7_10_failover_resumes_a_reassignment_of_a_topic_queued_for_deletion() -
         (seq, 2)]
 
 
-def test_7_2_new_partition_with_no_live_replica_comes_online_at_startup() -> None:
+def test_new_partition_with_no_live_replica_comes_online_at_startup() -> None:
+    """`KafkaController.onBrokerStartup` retries the New partitions."""
     log = Log()
     log.failover(0, [0])
     log.create("t", 0, [1, 2])
@@ -110,9 +113,10 @@ def test_7_2_new_partition_with_no_live_replica_comes_online_at_startup() -> Non
     assert [(r.broker_id, r.is_new) for r in at(out.leader_and_isr, up)] == [(2, True)]
 
 
-def test_7_3_failure_of_another_broker_offlines_partition_led_by_shutting_down_broker() -> None:
-    """§1 partitionsWithOfflineLeader includes partitions led by a shutting-down broker: a
-    failure of any broker moves them Offline (the election fails; the leader stays)."""
+def test_failure_of_another_broker_offlines_partition_led_by_shutting_down_broker() -> None:
+    """`ControllerContext.partitionsWithOfflineLeader` includes partitions led by a
+    shutting-down broker: a failure of any broker moves them Offline (the election fails; the
+    leader stays)."""
     log = Log()
     log.failover(0, [0, 1, 2, 3])
     log.create("test", 0, [0, 1, 2])
@@ -128,7 +132,9 @@ def test_7_3_failure_of_another_broker_offlines_partition_led_by_shutting_down_b
     assert final(out, "test", 0)[:4] == (ONLINE, 0, (0,), 4)
 
 
-def test_7_7_admin_unclean_election_and_topic_unclean_enable() -> None:
+def test_admin_unclean_election_and_topic_unclean_enable() -> None:
+    """`KafkaController.processReplicaLeaderElection` (UNCLEAN) and
+    `processTopicUncleanLeaderElectionEnable`."""
     log = Log()
     log.failover(0, [0, 1, 2])
     log.create("t", 0, [1, 2])
@@ -149,7 +155,8 @@ def test_7_7_admin_unclean_election_and_topic_unclean_enable() -> None:
                 if f.kind == "unclean_leader_election" and f.topic == topic] == [seq]
 
 
-def test_7_7_topic_unclean_disable_triggers_nothing() -> None:
+def test_topic_unclean_disable_triggers_nothing() -> None:
+    """`KafkaController.processTopicUncleanLeaderElectionEnable`."""
     log = Log()
     log.failover(0, [0, 1, 2])
     log.create("t", 0, [1, 2])
@@ -161,7 +168,8 @@ def test_7_7_topic_unclean_disable_triggers_nothing() -> None:
     assert final(out, "t", 0)[:2] == (OFFLINE, -1)
 
 
-def test_7_7_preferred_election_not_needed() -> None:
+def test_preferred_election_not_needed() -> None:
+    """`KafkaController.processReplicaLeaderElection`: ELECTION_NOT_NEEDED."""
     log = Log()
     log.failover(0, [0, 1])
     log.create("t", 0, [0, 1])
@@ -171,7 +179,7 @@ def test_7_7_preferred_election_not_needed() -> None:
     assert final(out, "t", 0) == (ONLINE, 0, (0, 1), 0, 0, 1)
 
 
-def test_7_8_cancel_reverts_to_origin_replicas() -> None:
+def test_cancel_reverts_to_origin_replicas() -> None:
     """reassignTo(origin) cancels: the adding replica is stopped and removed; phase B runs
     with the origin (B3 bumps the epoch: leader online and in the new replicas)."""
     log = Log()
@@ -183,12 +191,13 @@ def test_7_8_cancel_reverts_to_origin_replicas() -> None:
     row = pstate_row(out, "t", 0)
     assert (row.replicas, row.adding_replicas, row.removing_replicas) == ((0,), (), ())
     assert final(out, "t", 0) == (ONLINE, 0, (0,), 2, 2, 1)
-    assert rstates(out, "t", 0) == {0: "OnlineReplica"}
+    assert replica_states_of(out, "t", 0) == {0: "OnlineReplica"}
     assert [(r.broker_id, r.delete_partition) for r in at(out.stop_replica, cancel)] == [
         (1, False), (1, True)]
 
 
-def test_7_8_retarget_keeps_origin_and_stops_the_dropped_adding_replica() -> None:
+def test_retarget_keeps_origin_and_stops_the_dropped_adding_replica() -> None:
+    """`KafkaController.onPartitionReassignment` after `maybeBuildReassignment`."""
     log = Log()
     log.failover(0, [0, 1, 2])
     log.create("t", 0, [0])
@@ -198,13 +207,14 @@ def test_7_8_retarget_keeps_origin_and_stops_the_dropped_adding_replica() -> Non
     row = pstate_row(out, "t", 0)
     assert (row.replicas, row.adding_replicas, row.removing_replicas) == ((2, 0), (2,), (0,))
     assert row.leader_epoch == 2  # two phase-A bumps
-    assert rstates(out, "t", 0) == {0: "OnlineReplica", 2: "NewReplica"}
+    assert replica_states_of(out, "t", 0) == {0: "OnlineReplica", 2: "NewReplica"}
     log.isr("t", 0, [0, 2], leader_epoch=2)
     _, out = replay_log(log)
     assert final(out, "t", 0) == (ONLINE, 2, (2,), 4, 5, 1)
 
 
-def test_7_8_reassignment_of_unknown_partition_is_rejected() -> None:
+def test_reassignment_of_unknown_partition_is_rejected() -> None:
+    """`KafkaController.maybeTriggerPartitionReassignment`."""
     log = Log()
     log.failover(0, [0, 1])
     log.reassign("t", 0, [1])
@@ -212,9 +222,10 @@ def test_7_8_reassignment_of_unknown_partition_is_rejected() -> None:
     assert kinds(out) == ["reassignment_rejected"]
 
 
-def test_7_9_failover_restarts_an_unfinished_deletion() -> None:
-    """The new controller resets every replica state (§7.10): a replica whose deletion had
-    succeeded is deleted again; the topic completes only after every replica answers."""
+def test_failover_restarts_an_unfinished_deletion() -> None:
+    """The new controller resets every replica state (`onControllerFailover`): a replica whose
+    deletion had succeeded is deleted again; the topic completes only after every replica
+    answers."""
     log = Log()
     log.failover(0, [0, 1])
     log.create("t", 0, [0, 1])
@@ -223,16 +234,17 @@ def test_7_9_failover_restarts_an_unfinished_deletion() -> None:
     log.failover(1, [0, 1])
     log.stop_replica_response("t", 0, 1)
     _, out = replay_log(log)
-    assert rstates(out, "t", 0) == {0: "ReplicaDeletionStarted",
+    assert replica_states_of(out, "t", 0) == {0: "ReplicaDeletionStarted",
                                     1: "ReplicaDeletionSuccessful"}
     assert "topic_deleted" not in kinds(out)
     log.stop_replica_response("t", 0, 0)
     _, out = replay_log(log)
-    assert rstates(out, "t", 0) == {}
+    assert replica_states_of(out, "t", 0) == {}
     assert kinds(out).count("topic_deleted") == 1
 
 
-def test_7_9_deletion_disabled_ignores_the_request() -> None:
+def test_deletion_disabled_ignores_the_request() -> None:
+    """`KafkaController.processTopicDeletion` with delete.topic.enable=false."""
     log = Log()
     log.failover(0, [0])
     log.create("t", 0, [0])
@@ -242,7 +254,8 @@ def test_7_9_deletion_disabled_ignores_the_request() -> None:
     assert final(out, "t", 0) == (ONLINE, 0, (0,), 0, 0, 1)
 
 
-def test_7_9_partition_added_to_topic_queued_for_deletion_is_ignored() -> None:
+def test_partition_added_to_topic_queued_for_deletion_is_ignored() -> None:
+    """`KafkaController.processPartitionModifications`."""
     log = Log()
     log.failover(0, [0, 1])
     log.create("t", 0, [0])
@@ -255,7 +268,8 @@ def test_7_9_partition_added_to_topic_queued_for_deletion_is_ignored() -> None:
     assert {r.partition for r in out.partition_states} == {0, 1}
 
 
-def test_7_11_isr_change_completes_reassignment_in_the_same_event() -> None:
+def test_isr_change_completes_reassignment_in_the_same_event() -> None:
+    """`KafkaController.processAlterPartition`, then `maybeCompleteReassignment`."""
     log = Log()
     log.failover(0, [0, 1, 2])
     log.create("t", 0, [0, 1])
@@ -267,11 +281,12 @@ def test_7_11_isr_change_completes_reassignment_in_the_same_event() -> None:
     # B3: leader 0 leaves -> Reassign election picks 1 (first target in the ISR), epoch 2;
     # B4: 0 leaves the ISR, epoch 3.
     assert final(out, "t", 0) == (ONLINE, 1, (1, 2), 3, 4, 1)
-    assert rstates(out, "t", 0) == {1: "OnlineReplica", 2: "OnlineReplica"}
+    assert replica_states_of(out, "t", 0) == {1: "OnlineReplica", 2: "OnlineReplica"}
     assert at(out.state_changes, seq)
 
 
-def test_8_unknown_broker_failure_and_shutdown_are_findings() -> None:
+def test_unknown_broker_failure_and_shutdown_are_findings() -> None:
+    """`KafkaController.processBrokerChange` and `doControlledShutdown`."""
     from statemachine.cluster import build_timeline
     from tests.helpers.core import split
     log = Log()

@@ -1,8 +1,8 @@
-"""Kafka 3.7.1 `ControllerIntegrationTest` (scenarios.md I01-I54) and
-`ControllerFailoverTest` (F01), replayed through the real fold: cluster events build the
+"""Kafka 3.7.1 `ControllerIntegrationTest` and `ControllerFailoverTest`, replayed through
+the real fold: cluster events build the
 timeline, topic and partition events go to `replay`.
 
-Translation of the integration harness (conformance brief): brokers are 0..n-1 and the
+Translation of the integration harness: brokers are 0..n-1 and the
 controller is broker 0 (`c`), other brokers are `o`, `L`, `O`, ...; the first controller
 is a `ControllerFailover` (epoch 1); a server "shutdown" is a `ControlledShutdown` followed
 by a `BrokerFailure`; a restart is a `BrokerStartup`; a controller move is a
@@ -26,8 +26,8 @@ from tests.helpers.core import (
     kinds,
     pstate_row,
     replay_log,
+    replica_states_of,
     requests_count,
-    rstates,
     split,
 )
 
@@ -53,7 +53,8 @@ def _last_um(out: Outputs, topic: str = "t", p: int = 0) -> Any:
 # -- controller election and epoch -------------------------------------------------------
 
 
-def test_I01_empty_cluster_first_controller_epoch_is_1() -> None:
+def test_empty_cluster_first_controller_epoch_is_1() -> None:
+    """`testEmptyCluster`."""
     log = Log()
     log.failover(0, [0])
     timeline = build_timeline(split(log.events)[0])
@@ -61,7 +62,8 @@ def test_I01_empty_cluster_first_controller_epoch_is_1() -> None:
     assert [(r.controller_id, r.controller_epoch) for r in controller_rows(timeline)] == [(0, 1)]
 
 
-def test_I02_controller_epoch_persists_when_all_brokers_down() -> None:
+def test_controller_epoch_persists_when_all_brokers_down() -> None:
+    """`testControllerEpochPersistsWhenAllBrokersDown`."""
     log = Log()
     log.failover(0, [0])
     log.shutdown(0)
@@ -70,7 +72,8 @@ def test_I02_controller_epoch_persists_when_all_brokers_down() -> None:
     assert (state.epoch, state.live, state.shutting_down) == (1, frozenset(), frozenset())
 
 
-def test_I03_controller_move_increments_controller_epoch() -> None:
+def test_controller_move_increments_controller_epoch() -> None:
+    """`testControllerMoveIncrementsControllerEpoch`."""
     log = Log()
     log.failover(0, [0])
     log.shutdown(0)
@@ -80,7 +83,8 @@ def test_I03_controller_move_increments_controller_epoch() -> None:
     assert [r.controller_epoch for r in controller_rows(timeline)] == [1, 2]
 
 
-def test_I04_failover_with_no_partitions_sends_no_partition_request() -> None:
+def test_failover_with_no_partitions_sends_no_partition_request() -> None:
+    """`testMetadataPropagationOnControlPlane`."""
     log = Log()
     log.failover(0, [0])
     _, out = replay_log(log)
@@ -91,7 +95,8 @@ def test_I04_failover_with_no_partitions_sends_no_partition_request() -> None:
 # -- metadata propagation ----------------------------------------------------------------
 
 
-def test_I05_metadata_propagation_on_broker_change() -> None:
+def test_metadata_propagation_on_broker_change() -> None:
+    """`testMetadataPropagationOnBrokerChange`."""
     # R0 = 0 (controller), R1 = 1, T = 2.
     log = Log()
     log.failover(0, [0, 1, 2])
@@ -113,7 +118,8 @@ def test_I05_metadata_propagation_on_broker_change() -> None:
     assert _last_um(out, "topic1", 1).offline_replicas == ()
 
 
-def test_I06_metadata_propagation_for_offline_replicas() -> None:
+def test_metadata_propagation_for_offline_replicas() -> None:
+    """`testMetadataPropagationForOfflineReplicas`."""
     # c = 0, r = 1 hosts the only replica, other = 2.
     log = Log()
     log.failover(0, [0, 1, 2])
@@ -131,7 +137,8 @@ def test_I06_metadata_propagation_for_offline_replicas() -> None:
     assert (u.leader, u.isr, u.replicas, u.offline_replicas) == (-1, (1,), (1,), (1,))
 
 
-def test_I07_broker_shutdown_with_no_replicas() -> None:
+def test_broker_shutdown_with_no_replicas() -> None:
+    """`testMetadataPropagationOnBrokerShutdownWithNoReplicas`."""
     log = Log()
     log.failover(0, [0, 1, 2])
     log.create("topic1", 0, [1])
@@ -150,30 +157,33 @@ def test_I07_broker_shutdown_with_no_replicas() -> None:
 # -- topic and partition creation --------------------------------------------------------
 
 
-def test_I08_topic_creation() -> None:
+def test_topic_creation() -> None:
+    """`testTopicCreation`."""
     log = Log()
     log.failover(0, [0])
     log.create("t", 0, [0])
     _, out = replay_log(log)
     assert _state(out) == (1, 0, 0)
-    assert final(out, "t", 0)[0] == ONLINE
+    assert final(out, "t", 0).state == ONLINE
 
 
-def test_I09_topic_creation_with_offline_replica() -> None:
+def test_topic_creation_with_offline_replica() -> None:
+    """`testTopicCreationWithOfflineReplica`."""
     log = Log()
     log.failover(0, [0, 1])
     log.shutdown(1)
     seq = log.create("t", 0, [1, 0])
     _, out = replay_log(log)
     assert _state(out) == (1, 0, 0)
-    assert final(out, "t", 0)[2] == (0,)
+    assert final(out, "t", 0).isr == (0,)
     # Both replica states Online, including the dead one.
-    assert rstates(out, "t", 0) == {0: "OnlineReplica", 1: "OnlineReplica"}
+    assert replica_states_of(out, "t", 0) == {0: "OnlineReplica", 1: "OnlineReplica"}
     # LAI(isNew) to the ISR only.
     assert [(r.broker_id, r.is_new) for r in at(out.leader_and_isr, seq)] == [(0, True)]
 
 
-def test_I10_topic_partition_expansion() -> None:
+def test_topic_partition_expansion() -> None:
+    """`testTopicPartitionExpansion`."""
     log = Log()
     log.failover(0, [0])
     log.create("t", 0, [0])
@@ -183,7 +193,8 @@ def test_I10_topic_partition_expansion() -> None:
     assert [(u.partition, u.leader) for u in at(out.update_metadata, seq)] == [(1, 0)]
 
 
-def test_I11_topic_partition_expansion_with_offline_replica() -> None:
+def test_topic_partition_expansion_with_offline_replica() -> None:
+    """`testTopicPartitionExpansionWithOfflineReplica`."""
     log = Log()
     log.failover(0, [0, 1])
     log.create("t", 0, [1, 0])
@@ -197,7 +208,8 @@ def test_I11_topic_partition_expansion_with_offline_replica() -> None:
 # -- reassignment ------------------------------------------------------------------------
 
 
-def test_I12_partition_reassignment() -> None:
+def test_partition_reassignment() -> None:
+    """`testPartitionReassignment`."""
     # c = 0, o = 1.
     log = Log()
     log.failover(0, [0, 1])
@@ -218,10 +230,11 @@ def test_I12_partition_reassignment() -> None:
     assert _state(out) == (1, 1, 3)  # Reassign election 2, ISR removal of c 3
     assert (row.replicas, row.adding_replicas, row.removing_replicas) == ((1,), (), ())
     assert row.isr == (1,)
-    assert rstates(out, "t", 0) == {1: "OnlineReplica"}
+    assert replica_states_of(out, "t", 0) == {1: "OnlineReplica"}
 
 
-def test_I14_reassignment_with_offline_replica_halting_progress() -> None:
+def test_reassignment_with_offline_replica_halting_progress() -> None:
+    """`testPartitionReassignmentWithOfflineReplicaHaltingProgress`."""
     log = Log()
     log.failover(0, [0, 1])
     log.create("t", 0, [0])
@@ -234,7 +247,8 @@ def test_I14_reassignment_with_offline_replica_halting_progress() -> None:
     assert "reassignment_to_offline_broker" in kinds(out)
 
 
-def test_I15_reassignment_resumes_after_replica_comes_online() -> None:
+def test_reassignment_resumes_after_replica_comes_online() -> None:
+    """`testPartitionReassignmentResumesAfterReplicaComesOnline`."""
     log = Log()
     log.failover(0, [0, 1])
     log.create("t", 0, [0])
@@ -263,7 +277,8 @@ def _preferred_cycle(log: Log, leader_epoch: int) -> None:
     log.preferred("t", 0)
 
 
-def test_I16_preferred_replica_leader_election() -> None:
+def test_preferred_replica_leader_election() -> None:
+    """`testPreferredReplicaLeaderElection`."""
     log = Log()
     log.failover(0, [0, 1])
     log.create("t", 0, [1, 0])
@@ -275,10 +290,11 @@ def test_I16_preferred_replica_leader_election() -> None:
     log.preferred("t", 0)
     _, out = replay_log(log)
     assert _state(out) == (1, 1, 2)
-    assert final(out, "t", 0)[2] == (0, 1)
+    assert final(out, "t", 0).isr == (0, 1)
 
 
-def test_I17_back_to_back_preferred_replica_leader_elections() -> None:
+def test_back_to_back_preferred_replica_leader_elections() -> None:
+    """`testBackToBackPreferredReplicaLeaderElections`."""
     log = Log()
     log.failover(0, [0, 1])
     log.create("t", 0, [1, 0])
@@ -293,7 +309,8 @@ def test_I17_back_to_back_preferred_replica_leader_elections() -> None:
     assert _state(out) == (1, 1, 4)
 
 
-def test_I18_preferred_election_with_offline_preferred_replica() -> None:
+def test_preferred_election_with_offline_preferred_replica() -> None:
+    """`testPreferredReplicaLeaderElectionWithOfflinePreferredReplica`."""
     log = Log()
     log.failover(0, [0, 1])
     log.create("t", 0, [1, 0])
@@ -305,7 +322,8 @@ def test_I18_preferred_election_with_offline_preferred_replica() -> None:
     assert at(out.leader_and_isr, seq) == []
 
 
-def test_I19_auto_preferred_replica_leader_election() -> None:
+def test_auto_preferred_replica_leader_election() -> None:
+    """`testAutoPreferredReplicaLeaderElection`."""
     log = Log()
     log.failover(0, [0, 1])
     log.create("t", 0, [1, 0])
@@ -319,7 +337,8 @@ def test_I19_auto_preferred_replica_leader_election() -> None:
     assert _state(out) == (1, 1, 2)
 
 
-def test_I20_auto_preferred_election_with_other_reassigning_partitions() -> None:
+def test_auto_preferred_election_with_other_reassigning_partitions() -> None:
+    """`testAutoPreferredReplicaLeaderElectionWithOtherReassigningPartitions`."""
     # c = 0, L = 1, O = 2.
     log = Log()
     log.failover(0, [0, 1, 2])
@@ -346,7 +365,8 @@ def test_I20_auto_preferred_election_with_other_reassigning_partitions() -> None
     assert _state(out) == (1, 1, 2)
 
 
-def test_I21_auto_preferred_election_with_same_partition_being_reassigned() -> None:
+def test_auto_preferred_election_with_same_partition_being_reassigned() -> None:
+    """`testAutoPreferredReplicaLeaderElectionWithSamePartitionBeingReassigned`."""
     # c = 0, L = 1, O = 2.
     log = Log()
     log.failover(0, [0, 1, 2])
@@ -367,8 +387,8 @@ def test_I21_auto_preferred_election_with_same_partition_being_reassigned() -> N
     _, out = replay_log(log)
     row = pstate_row(out, "t", 0)
     # Kafka's test polls (L, 3) and then sees the assignment complete; completion (B3,
-    # leader stays and is online) bumps the epoch once more, so the final epoch is 4
-    # (scenarios.md section 9.4, semantics §11.6).
+    # leader stays and is online) bumps the epoch once more, so the final epoch is 4: the
+    # (L, 3) Kafka's test observes is transient.
     assert _state(out) == (1, 1, 4)
     assert (row.replicas, row.adding_replicas, row.removing_replicas) == ((1, 0, 2), (), ())
     assert ra < pe < up
@@ -377,7 +397,8 @@ def test_I21_auto_preferred_election_with_same_partition_being_reassigned() -> N
 # -- whole ISR offline -------------------------------------------------------------------
 
 
-def test_I22_entire_isr_offline_unclean_disabled() -> None:
+def test_entire_isr_offline_unclean_disabled() -> None:
+    """`testLeaderAndIsrWhenEntireIsrOfflineAndUncleanLeaderElectionDisabled`."""
     log = Log()
     log.failover(0, [0, 1])
     log.create("t", 0, [1])
@@ -386,7 +407,8 @@ def test_I22_entire_isr_offline_unclean_disabled() -> None:
     assert final(out, "t", 0) == (OFFLINE, -1, (1,), 1, 1, 1)
 
 
-def test_I23_entire_isr_offline_unclean_enabled() -> None:
+def test_entire_isr_offline_unclean_enabled() -> None:
+    """`testLeaderAndIsrWhenEntireIsrOfflineAndUncleanLeaderElectionEnabled`."""
     for config, unclean in ((ReplayConfig(unclean_leader_election_enable=True), None),
                             (None, True)):
         log = Log()
@@ -402,7 +424,8 @@ def test_I23_entire_isr_offline_unclean_enabled() -> None:
 # -- controlled shutdown -----------------------------------------------------------------
 
 
-def test_I24_controlled_shutdown() -> None:
+def test_controlled_shutdown() -> None:
+    """`testControlledShutdown`."""
     log = Log()
     log.failover(0, [0, 1, 2])
     log.create("test", 0, [0, 1, 2])
@@ -432,14 +455,15 @@ def test_I24_controlled_shutdown() -> None:
 # -- broker bounce -----------------------------------------------------------------------
 
 
-def test_I36_controller_detects_bounced_brokers() -> None:
+def test_controller_detects_bounced_brokers() -> None:
+    """`testControllerDetectsBouncedBrokers`."""
     log = Log()
     log.failover(0, [0, 1])
     log.create("t", 0, [0, 1])
     bounce = log.startup(1)  # re-registration while known: failure + startup
     _, out = replay_log(log)
     assert final(out, "t", 0)[:4] == (ONLINE, 0, (0,), 1)
-    assert rstates(out, "t", 0) == {0: "OnlineReplica", 1: "OnlineReplica"}
+    assert replica_states_of(out, "t", 0) == {0: "OnlineReplica", 1: "OnlineReplica"}
     # The restarted broker gets the partition again (partitionCount 1 on it).
     assert 1 in {r.broker_id for r in at(out.leader_and_isr, bounce)}
     steps = [(r.broker_id, r.to_state) for r in at(out.state_changes, bounce)
@@ -450,7 +474,8 @@ def test_I36_controller_detects_bounced_brokers() -> None:
 # -- AlterPartition ----------------------------------------------------------------------
 
 
-def test_I39_alter_partition_echo_is_idempotent() -> None:
+def test_alter_partition_echo_is_idempotent() -> None:
+    """`testAlterPartition`."""
     log = Log()
     log.failover(0, [0])
     log.create("t", 0, [0])
@@ -461,10 +486,12 @@ def test_I39_alter_partition_echo_is_idempotent() -> None:
     assert at(out.leader_and_isr, seq) == []
 
 
-def test_I39b_idempotent_echo_leaves_the_cache_alone() -> None:
-    """§7.11: the idempotent echo is a success with no write; Kafka refreshes the cache
-    only for the partitions it wrote (`updateLeaderAndIsrCache(successfulUpdates)`), so an
-    earlier re-stamp of the cached controller epoch (§4.3 3d) stays in the UM, while ZK
+def test_idempotent_echo_leaves_the_cache_alone() -> None:
+    """`KafkaController.processAlterPartition`: the idempotent echo is a success with no
+    write; Kafka refreshes the cache only for the partitions it wrote
+    (`updateLeaderAndIsrCache(successfulUpdates)`), so an earlier re-stamp of the cached
+    controller epoch (OfflineReplica of a replica outside the ISR, in
+    `ZkReplicaStateMachine.doRemoveReplicasFromIsr`) stays in the UM, while ZK
     (partition_states) keeps the epoch of its last writer."""
     log = Log()
     log.failover(0, [0, 1])
@@ -479,7 +506,8 @@ def test_I39b_idempotent_echo_leaves_the_cache_alone() -> None:
     assert final(out, "t", 0) == (ONLINE, 0, (0,), 0, 1, 1)
 
 
-def test_I41_idempotent_alter_partition() -> None:
+def test_idempotent_alter_partition() -> None:
+    """`testIdempotentAlterPartition`."""
     log = Log()
     log.failover(0, [0, 1])
     log.create("t", 0, [1, 0])
@@ -493,7 +521,8 @@ def test_I41_idempotent_alter_partition() -> None:
     assert final(out, "t", 0) == (ONLINE, 1, (1,), 0, 1, 1)  # no new write
 
 
-def test_I42_shutdown_broker_not_added_to_isr() -> None:
+def test_shutdown_broker_not_added_to_isr() -> None:
+    """`testShutdownBrokerNotAddedToIsr`."""
     log = Log()
     log.failover(0, [0, 1])
     log.create("t", 0, [0, 1])
@@ -517,8 +546,10 @@ def _errors(out: Outputs) -> list[str]:
             if f.kind == "alter_partition_rejected"]
 
 
-def test_I43_alter_partition_errors() -> None:
-    """The rows of Kafka's table an IsrChanged event can express: unknown topic or
+def test_alter_partition_errors() -> None:
+    """`testAlterPartitionErrors`.
+
+    The rows of Kafka's table an IsrChanged event can express: unknown topic or
     partition (4, 5), leaderEpoch E-1 (8) and E+1 (9). The state is never changed."""
     log = Log()
     log.failover(0, [0, 1])
@@ -536,7 +567,8 @@ def test_I43_alter_partition_errors() -> None:
     assert final(out, "t", 0)[1:5] == (0, (0,), 1, 1)
 
 
-def test_I44_alter_partition_errors_after_unclean_election() -> None:
+def test_alter_partition_errors_after_unclean_election() -> None:
+    """`testAlterPartitionErrorsAfterUncleanElection`."""
     # c = 0, A = 1, B = 2; unclean enabled.
     log = Log()
     log.failover(0, [0, 1, 2])
@@ -560,8 +592,9 @@ def test_I44_alter_partition_errors_after_unclean_election() -> None:
     assert final(out, "t", 0)[1:4] == (1, (1,), 3)
 
 
-def test_I42b_rejected_isr_expansion_still_propagates_metadata() -> None:
-    """§7.11 step 5: UM(all live or shutting down, every partition of the request),
+def test_rejected_isr_expansion_still_propagates_metadata() -> None:
+    """`KafkaController.processAlterPartition` ends with UM(all live or shutting down,
+    every partition of the request),
     rejected ones included, with the unchanged state."""
     log = Log()
     log.failover(0, [0, 1])
@@ -573,7 +606,7 @@ def test_I42b_rejected_isr_expansion_still_propagates_metadata() -> None:
             for u in at(out.update_metadata, seq)] == [(0, (0,), 1, 1)]
 
 
-def test_I43b_fenced_and_ahead_epochs_still_propagate_metadata() -> None:
+def test_fenced_and_ahead_epochs_still_propagate_metadata() -> None:
     log = Log()
     log.failover(0, [0, 1])
     log.create("t", 0, [0, 1])
@@ -587,10 +620,11 @@ def test_I43b_fenced_and_ahead_epochs_still_propagate_metadata() -> None:
     assert at(out.update_metadata, unknown) == []
 
 
-# -- topic ids: the epoch part of I54 ----------------------------------------------------
+# -- topic ids: the epoch part of testTopicIdUpgradeAfterReassigningPartitions ------------
 
 
-def test_I54_noop_reassignment_bumps_epoch_and_failover_does_not_rewrite() -> None:
+def test_noop_reassignment_bumps_epoch_and_failover_does_not_rewrite() -> None:
+    """`testTopicIdUpgradeAfterReassigningPartitions`."""
     log = Log()
     log.failover(0, [0])
     log.create("t", 0, [0])
@@ -611,8 +645,10 @@ def test_I54_noop_reassignment_bumps_epoch_and_failover_does_not_rewrite() -> No
 # -- ControllerFailoverTest --------------------------------------------------------------
 
 
-def test_F01_resignation_and_reelection_keeps_partition_online() -> None:
-    """handleIllegalState: the controller resigns and some broker is elected with a
+def test_resignation_and_reelection_keeps_partition_online() -> None:
+    """`ControllerFailoverTest.testHandleIllegalStateException`.
+
+    handleIllegalState: the controller resigns and some broker is elected with a
     higher epoch; the partition stays Online with its state untouched."""
     log = Log()
     log.failover(0, [0, 1])

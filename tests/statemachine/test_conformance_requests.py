@@ -1,5 +1,5 @@
-"""Kafka 3.7.1 `ControllerChannelManagerTest` (scenarios.md C01-C17) against the request
-batch (`statemachine.requests.Batch`).
+"""Kafka 3.7.1 `ControllerChannelManagerTest` against the request
+batch (`statemachine.requests.RequestBatch`).
 
 Fixture as in Kafka: controller 1, controller epoch 1, brokers 1, 2, 3 live; topics foo and
 bar, 2 partitions each, RF 3 round-robin. The core keeps one batch per topic (partitions of
@@ -11,20 +11,22 @@ as the requests are sent; UpdateMetadata rows are per partition with `to_brokers
 
 from __future__ import annotations
 
-from statemachine.context import Ctx
+from statemachine.context import ControllerContext
 from statemachine.model import Part
-from statemachine.requests import Batch
+from statemachine.requests import RequestBatch
 from tests.helpers.core import add_part, lai, make_ctx, sr, um
 
 ASSIGN = {("foo", 0): (1, 2, 3), ("foo", 1): (2, 3, 1), ("bar", 0): (3, 1, 2),
           ("bar", 1): (1, 2, 3)}
-# C01's leaderships: foo-0 (1, [1,2]), foo-1 (2, [2,3]), bar-1 (3, [1,3]), epoch 0.
+# The leaderships of testLeaderAndIsrRequestSent: foo-0 (1, [1,2]), foo-1 (2, [2,3]),
+# bar-1 (3, [1,3]), epoch 0.
 LEADERS = {("foo", 0): (1, (1, 2)), ("foo", 1): (2, (2, 3)), ("bar", 1): (3, (1, 3))}
 
 
-def _ctx(live: tuple[int, ...] = (1, 2, 3), sd: tuple[int, ...] = (),
-         leaders: dict[tuple[str, int], tuple[int, tuple[int, ...]]] | None = None) -> Ctx:
-    ctx = make_ctx(live=live, sd=sd, epoch=1, controller=1)
+def _ctx(live: tuple[int, ...] = (1, 2, 3), shutting_down: tuple[int, ...] = (),
+         leaders: dict[tuple[str, int], tuple[int, tuple[int, ...]]] | None = None,
+         ) -> ControllerContext:
+    ctx = make_ctx(live=live, shutting_down=shutting_down, epoch=1, controller=1)
     for (t, p), replicas in ASSIGN.items():
         if leaders is not None and (t, p) in leaders:
             leader, isr = leaders[(t, p)]
@@ -34,24 +36,25 @@ def _ctx(live: tuple[int, ...] = (1, 2, 3), sd: tuple[int, ...] = (),
     return ctx
 
 
-def _part(ctx: Ctx, topic: str, p: int) -> Part:
+def _part(ctx: ControllerContext, topic: str, p: int) -> Part:
     return ctx.topics[topic].parts[p]
 
 
-def _lai_to(ctx: Ctx, brokers: tuple[int, ...], keys: list[tuple[str, int]],
+def _lai_to(ctx: ControllerContext, brokers: tuple[int, ...], keys: list[tuple[str, int]],
             is_new: bool = False) -> None:
     for topic in ("foo", "bar"):
-        batch = Batch(ctx, ctx.topics[topic])
+        batch = RequestBatch(ctx, ctx.topics[topic])
         for t, p in keys:
             if t == topic:
                 batch.add_leader_and_isr(brokers, _part(ctx, t, p), is_new=is_new)
         batch.send()
 
 
-def test_C01_leader_and_isr_request_sent() -> None:
+def test_leader_and_isr_request_sent() -> None:
+    """`testLeaderAndIsrRequestSent`."""
     ctx = _ctx(leaders=LEADERS)
     _lai_to(ctx, (2,), list(LEADERS))
-    rows = sorted(lai(ctx.out), key=lambda r: (r[1], r[2]))
+    rows = sorted(lai(ctx.out), key=lambda r: (r.topic, r.partition))
     assert rows == [
         (2, "bar", 1, 3, (1, 3), 0, 0, 1, (1, 2, 3), False),
         (2, "foo", 0, 1, (1, 2), 0, 0, 1, (1, 2, 3), False),
@@ -60,13 +63,14 @@ def test_C01_leader_and_isr_request_sent() -> None:
     assert {r.controller_epoch for r in ctx.out.leader_and_isr} == {1}
     # The implied UM for each partition goes to every live-or-shutting-down broker, so
     # brokers 1 and 3 also get one.
-    assert sorted((u[0], u[1], u[2], u[-1]) for u in um(ctx.out)) == [
+    assert sorted((u.topic, u.partition, u.leader, u.to_brokers) for u in um(ctx.out)) == [
         ("bar", 1, 3, None), ("foo", 0, 1, None), ("foo", 1, 2, None)]
 
 
-def test_C02_leader_and_isr_is_new_is_sticky() -> None:
+def test_leader_and_isr_is_new_is_sticky() -> None:
+    """`testLeaderAndIsrRequestIsNew`."""
     ctx = _ctx(leaders=LEADERS)
-    batch = Batch(ctx, ctx.topics["foo"])
+    batch = RequestBatch(ctx, ctx.topics["foo"])
     batch.add_leader_and_isr((2,), _part(ctx, "foo", 0), is_new=True)
     batch.add_leader_and_isr((2,), _part(ctx, "foo", 0), is_new=False)
     batch.send()
@@ -74,18 +78,21 @@ def test_C02_leader_and_isr_is_new_is_sticky() -> None:
     assert len(um(ctx.out)) == 1
 
 
-def test_C03_leader_and_isr_sent_to_live_or_shutting_down_brokers() -> None:
-    ctx = _ctx(live=(1,), sd=(2,), leaders=LEADERS)
+def test_leader_and_isr_sent_to_live_or_shutting_down_brokers() -> None:
+    """`testLeaderAndIsrRequestSentToLiveOrShuttingDownBrokers`."""
+    ctx = _ctx(live=(1,), shutting_down=(2,), leaders=LEADERS)
     _lai_to(ctx, (1, 2, 3), [("foo", 0)])
-    assert [(r[0], r[1], r[2]) for r in lai(ctx.out)] == [(1, "foo", 0), (2, "foo", 0)]
+    assert [(r.broker_id, r.topic, r.partition) for r in lai(ctx.out)] == [
+        (1, "foo", 0), (2, "foo", 0)]
     # Shutting-down 2 and dead 3 are offline replicas in the UM.
     assert um(ctx.out) == [("foo", 0, 1, (1, 2), 0, 0, 1, (1, 2, 3), (2, 3), None)]
 
 
-def test_C05_update_metadata_request_sent() -> None:
+def test_update_metadata_request_sent() -> None:
+    """`testUpdateMetadataRequestSent`."""
     ctx = _ctx(leaders=LEADERS)
     for topic in ("foo", "bar"):
-        batch = Batch(ctx, ctx.topics[topic])
+        batch = RequestBatch(ctx, ctx.topics[topic])
         for t, p in LEADERS:
             if t == topic:
                 batch.add_update_metadata(_part(ctx, t, p), to=(2,))
@@ -99,10 +106,11 @@ def test_C05_update_metadata_request_sent() -> None:
     assert lai(ctx.out) == [] and sr(ctx.out) == []
 
 
-def test_C06_update_metadata_skips_partitions_without_leadership() -> None:
+def test_update_metadata_skips_partitions_without_leadership() -> None:
+    """`testUpdateMetadataDoesNotIncludePartitionsWithoutLeaderAndIsr`."""
     ctx = _ctx()
     for topic in ("foo", "bar"):
-        batch = Batch(ctx, ctx.topics[topic])
+        batch = RequestBatch(ctx, ctx.topics[topic])
         for t, p in LEADERS:
             if t == topic:
                 batch.add_update_metadata(_part(ctx, t, p), to=(2,))
@@ -110,16 +118,17 @@ def test_C06_update_metadata_skips_partitions_without_leadership() -> None:
     assert um(ctx.out) == []  # 0 partition states
 
 
-def test_C07_update_metadata_during_topic_deletion() -> None:
+def test_update_metadata_during_topic_deletion() -> None:
+    """`testUpdateMetadataRequestDuringTopicDeletion`."""
     ctx = _ctx(leaders=LEADERS)
-    ctx.topics["foo"].queued = True
+    ctx.topics["foo"].queued_for_deletion = True
     for topic in ("foo", "bar"):
-        batch = Batch(ctx, ctx.topics[topic])
+        batch = RequestBatch(ctx, ctx.topics[topic])
         for t, p in LEADERS:
             if t == topic:
                 batch.add_update_metadata(_part(ctx, t, p), to=(2,))
         batch.send()
-    rows = {(u[0], u[1]): u for u in um(ctx.out)}
+    rows = {(u.topic, u.partition): u for u in um(ctx.out)}
     assert len(rows) == 3
     # foo: LeaderDuringDelete (-2), leader epoch 0, zkVersion 0; ISR unchanged.
     assert rows[("foo", 0)][2:6] == (-2, (1, 2), 0, 0)
@@ -128,21 +137,24 @@ def test_C07_update_metadata_during_topic_deletion() -> None:
     assert rows[("bar", 1)][2:6] == (3, (1, 3), 0, 0)
 
 
-def test_C08_update_metadata_includes_live_or_shutting_down_brokers() -> None:
-    """UM([1,2,3]) with 2 shutting down and 3 dead reaches {1, 2} only. (Kafka's test sends
+def test_update_metadata_includes_live_or_shutting_down_brokers() -> None:
+    """`testUpdateMetadataIncludesLiveOrShuttingDownBrokers`.
+
+    UM([1,2,3]) with 2 shutting down and 3 dead reaches {1, 2} only. (Kafka's test sends
     no partition; a row needs one, so foo-0 is added.)"""
-    ctx = _ctx(live=(1,), sd=(2,), leaders=LEADERS)
-    batch = Batch(ctx, ctx.topics["foo"])
+    ctx = _ctx(live=(1,), shutting_down=(2,), leaders=LEADERS)
+    batch = RequestBatch(ctx, ctx.topics["foo"])
     batch.add_update_metadata(_part(ctx, "foo", 0), to=(1, 2, 3))
     batch.send()
-    assert [u[-1] for u in um(ctx.out)] == [(1, 2)]
+    assert [u.to_brokers for u in um(ctx.out)] == [(1, 2)]
 
 
-def test_C10_stop_replica_request_sent() -> None:
+def test_stop_replica_request_sent() -> None:
+    """`testStopReplicaRequestSent`."""
     leaders = {("foo", 0): (1, ()), ("foo", 1): (2, ()), ("bar", 1): (3, ())}
     ctx = _ctx(leaders=leaders)
     for topic in ("foo", "bar"):
-        batch = Batch(ctx, ctx.topics[topic])
+        batch = RequestBatch(ctx, ctx.topics[topic])
         for t, p in leaders:
             if t == topic:
                 batch.add_stop_replica((2,), _part(ctx, t, p), delete=False)
@@ -152,50 +164,58 @@ def test_C10_stop_replica_request_sent() -> None:
     assert lai(ctx.out) == [] and um(ctx.out) == []
 
 
-def test_C11_stop_replica_delete_partition_is_sticky() -> None:
+def test_stop_replica_delete_partition_is_sticky() -> None:
+    """`testStopReplicaRequestWithAlreadyDefinedDeletedPartition`."""
     ctx = _ctx(leaders=LEADERS)
-    batch = Batch(ctx, ctx.topics["foo"])
+    batch = RequestBatch(ctx, ctx.topics["foo"])
     batch.add_stop_replica((2,), _part(ctx, "foo", 0), delete=True)
     batch.add_stop_replica((2,), _part(ctx, "foo", 0), delete=False)
     batch.send()
     assert sr(ctx.out) == [(2, "foo", 0, True, 0)]
 
 
-def _sr_all(ctx: Ctx, brokers: tuple[int, ...], delete: dict[tuple[str, int], bool]) -> None:
+def _sr_all(ctx: ControllerContext, brokers: tuple[int, ...],
+            delete: dict[tuple[str, int], bool]) -> None:
     for topic in ("foo", "bar"):
-        batch = Batch(ctx, ctx.topics[topic])
+        batch = RequestBatch(ctx, ctx.topics[topic])
         for (t, p), d in delete.items():
             if t == topic:
                 batch.add_stop_replica(brokers, _part(ctx, t, p), delete=d)
         batch.send()
 
 
-def test_C12_stop_replica_while_topic_queued_for_deletion() -> None:
+def test_stop_replica_while_topic_queued_for_deletion() -> None:
+    """`testStopReplicaRequestsWhileTopicQueuedForDeletion`."""
     ctx = _ctx(leaders=LEADERS)
-    ctx.topics["foo"].queued = True
+    ctx.topics["foo"].queued_for_deletion = True
     _sr_all(ctx, (2,), {k: True for k in LEADERS})
     assert sorted(sr(ctx.out)) == [
         (2, "bar", 1, True, 0), (2, "foo", 0, True, -2), (2, "foo", 1, True, -2)]
 
 
-def test_C13_C14_stop_replica_while_topic_deletion_started() -> None:
-    """The request is the same as C12 once deletion has started (C13), and with
-    delete=false (C14). The response events are the flow's business (StopReplicaResponse
+def test_stop_replica_while_topic_deletion_started() -> None:
+    """`testStopReplicaRequestsWhileTopicDeletionStarted` and
+    `testStopReplicaRequestWithoutDeletePartitionWhileTopicDeletionStarted`.
+
+    The request is the same as while the topic is only queued, once deletion has started,
+    and with delete=false. The response events are the flow's business (StopReplicaResponse
     applies only to started deletions: test_conformance_deletion)."""
     ctx = _ctx(leaders=LEADERS)
-    ctx.topics["foo"].queued = ctx.topics["foo"].started = True
+    ctx.topics["foo"].queued_for_deletion = ctx.topics["foo"].deletion_started = True
     _sr_all(ctx, (2,), {k: True for k in LEADERS})
     assert sorted(sr(ctx.out)) == [
         (2, "bar", 1, True, 0), (2, "foo", 0, True, -2), (2, "foo", 1, True, -2)]
     ctx2 = _ctx(leaders=LEADERS)
-    ctx2.topics["foo"].queued = ctx2.topics["foo"].started = True
+    ctx2.topics["foo"].queued_for_deletion = ctx2.topics["foo"].deletion_started = True
     _sr_all(ctx2, (2,), {k: False for k in LEADERS})
     assert sorted(sr(ctx2.out)) == [
         (2, "bar", 1, False, 0), (2, "foo", 0, False, -2), (2, "foo", 1, False, -2)]
 
 
-def test_C15_mixed_delete_and_not_delete_stop_replica() -> None:
-    """IBP >= 2.6: one request holding per-partition flags (one row per partition)."""
+def test_mixed_delete_and_not_delete_stop_replica() -> None:
+    """`testMixedDeleteAndNotDeleteStopReplicaRequests`.
+
+    IBP >= 2.6: one request holding per-partition flags (one row per partition)."""
     ctx = _ctx(leaders=LEADERS)
     _sr_all(ctx, (2,), {("foo", 0): True, ("foo", 1): True, ("bar", 0): False,
                         ("bar", 1): False})
@@ -204,41 +224,44 @@ def test_C15_mixed_delete_and_not_delete_stop_replica() -> None:
         (2, "foo", 0, True, 0), (2, "foo", 1, True, 0)]
 
 
-def test_C16_stop_replica_groups_by_broker() -> None:
+def test_stop_replica_groups_by_broker() -> None:
+    """`testStopReplicaGroupsByBroker`."""
     ctx = _ctx(leaders=LEADERS)
     _sr_all(ctx, (2, 3), {k: False for k in LEADERS})
     rows = sr(ctx.out)
-    assert {r[0] for r in rows} == {2, 3}
+    assert {r.broker_id for r in rows} == {2, 3}
     for b in (2, 3):
-        assert sorted((r[1], r[2]) for r in rows if r[0] == b) == [
+        assert sorted((r.topic, r.partition) for r in rows if r.broker_id == b) == [
             ("bar", 1), ("foo", 0), ("foo", 1)]
 
 
-def test_C17_stop_replica_only_to_live_and_shutting_down_brokers() -> None:
-    ctx = _ctx(live=(1,), sd=(2,), leaders=LEADERS)
+def test_stop_replica_only_to_live_and_shutting_down_brokers() -> None:
+    """`testStopReplicaSentOnlyToLiveAndShuttingDownBrokers`."""
+    ctx = _ctx(live=(1,), shutting_down=(2,), leaders=LEADERS)
     _sr_all(ctx, (2, 3), {k: False for k in LEADERS})
     rows = sr(ctx.out)
-    assert {r[0] for r in rows} == {2}
+    assert {r.broker_id for r in rows} == {2}
     assert len(rows) == 3
 
 
-def test_C_negative_broker_ids_are_dropped() -> None:
-    """§2: broker ids below 0 are dropped from every add."""
+def test_negative_broker_ids_are_dropped() -> None:
+    """`addLeaderAndIsrRequestForBrokers` and `addStopReplicaRequestForBrokers` drop broker
+    ids below 0."""
     ctx = _ctx(leaders=LEADERS)
-    batch = Batch(ctx, ctx.topics["foo"])
+    batch = RequestBatch(ctx, ctx.topics["foo"])
     batch.add_leader_and_isr((-1, 2), _part(ctx, "foo", 0), is_new=False)
     batch.add_stop_replica((-1,), _part(ctx, "foo", 1), delete=False)
     batch.send()
-    assert [r[0] for r in lai(ctx.out)] == [2]
+    assert [r.broker_id for r in lai(ctx.out)] == [2]
     assert sr(ctx.out) == []
 
 
-def test_C_later_add_overwrites_earlier_state() -> None:
-    """§2: a later LAI add for the same (broker, partition) overwrites the entry; the UM
-    carries the last state too (§11.2)."""
+def test_later_add_overwrites_earlier_state() -> None:
+    """`addLeaderAndIsrRequestForBrokers`: a later add for the same (broker, partition)
+    overwrites the entry; the UM carries the last state too."""
     ctx = _ctx(leaders=LEADERS)
     part = _part(ctx, "foo", 0)
-    batch = Batch(ctx, ctx.topics["foo"])
+    batch = RequestBatch(ctx, ctx.topics["foo"])
     batch.add_leader_and_isr((2,), part, is_new=False)
     part.leader, part.leader_epoch, part.zk_version = 2, 1, 1
     batch.add_leader_and_isr((2,), part, is_new=False)

@@ -64,7 +64,7 @@ def _rows(out: Outputs) -> dict[str, list[Any]]:
 def test_scenario_sanity() -> None:
     _, out = replay_log(_scenario())
     assert final(out, "a", 0)[:2] == ("OnlinePartition", 0)
-    assert final(out, "c", 0)[0] == "NonExistentPartition"
+    assert final(out, "c", 0).state == "NonExistentPartition"
     assert [f.kind for f in out.findings].count("topic_deleted") == 1
     assert out.applied == len(split(_scenario().events)[1])
 

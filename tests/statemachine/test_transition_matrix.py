@@ -11,7 +11,7 @@ import itertools
 import pytest
 
 from statemachine.cluster import ClusterState, build_timeline
-from statemachine.context import Ctx, ReplayConfig
+from statemachine.context import ControllerContext, ReplayConfig
 from statemachine.model import Part, Topic
 from statemachine.partition_machine import handle_partition_changes, offline_strategy
 from statemachine.replica_machine import handle_replica_changes
@@ -29,8 +29,8 @@ REPLICA_PAIRS = list(itertools.product(ReplicaState, ReplicaState))
 PARTITION_PAIRS = list(itertools.product(PartitionState, PartitionState))
 
 
-def _setup() -> tuple[Ctx, Topic, Part]:
-    ctx = Ctx(ReplayConfig(), build_timeline([]), {})
+def _setup() -> tuple[ControllerContext, Topic, Part]:
+    ctx = ControllerContext(ReplayConfig(), build_timeline([]), {})
     ctx.set_cluster(ClusterState(frozenset({5, 6}), frozenset(), 50, 5))
     ctx.begin(1, None, "test")
     topic = ctx.topic("t")
@@ -44,14 +44,14 @@ def _setup() -> tuple[Ctx, Topic, Part]:
                          ids=[f"{c.name}-{t.name}" for c, t in REPLICA_PAIRS])
 def test_replica_transition(current: ReplicaState, target: ReplicaState) -> None:
     ctx, topic, part = _setup()
-    part.rstates[5] = current
+    part.replica_states[5] = current
     handle_replica_changes(ctx, topic, [(part, 5)], target)
 
     valid = is_valid_transition(REPLICA_VALID_PREVIOUS, current, target)
     if valid and target == ReplicaState.NonExistentReplica:
-        assert 5 not in part.rstates and 5 not in part.replicas
+        assert 5 not in part.replica_states and 5 not in part.replicas
     else:
-        assert part.rstates[5] == (target if valid else current)
+        assert part.replica_states[5] == (target if valid else current)
     change = ctx.out.state_changes[0]
     assert (change.from_state, change.to_state, change.valid) == (current.name, target.name, valid)
     kinds = [f.kind for f in ctx.out.findings]
@@ -64,13 +64,13 @@ def test_replica_transition(current: ReplicaState, target: ReplicaState) -> None
                          ids=[f"{c.name}-{t.name}" for c, t in PARTITION_PAIRS])
 def test_partition_transition(current: PartitionState, target: PartitionState) -> None:
     ctx, topic, part = _setup()
-    part.pstate = current
+    part.partition_state = current
     if current == PartitionState.NewPartition:
         part.has_leadership = False  # a new partition has never been elected
     handle_partition_changes(ctx, topic, [part], target, offline_strategy(False))
 
     valid = is_valid_transition(PARTITION_VALID_PREVIOUS, current, target)
-    assert part.pstate == (target if valid else current)
+    assert part.partition_state == (target if valid else current)
     assert [f.kind for f in ctx.out.findings] == ([] if valid else ["invalid_transition"])
     if not valid:
         assert not (ctx.out.leader_and_isr or ctx.out.update_metadata)

@@ -1,7 +1,9 @@
-"""The worked examples of semantics.md §4.3, §7.4, §7.6, §7.8 and §10 as tests.
+"""Worked examples of Kafka 3.7.1's controller as tests: the OfflineReplica transition
+(`ZkReplicaStateMachine.doRemoveReplicasFromIsr`), a whole ISR going offline, controlled
+shutdown, the reassignment epoch trace and a few end-to-end scenarios.
 
-§4.3 is machine level (a context built by hand); the others replay an event log through
-the real fold. Brokers: c = 0 is the controller.
+The OfflineReplica examples are machine level (a context built by hand); the others
+replay an event log through the real fold. Brokers: c = 0 is the controller.
 """
 
 from __future__ import annotations
@@ -21,61 +23,61 @@ from tests.helpers.core import (
     make_ctx,
     pstate_row,
     replay_log,
-    rstates,
+    replica_states_of,
     sr,
 )
 
 ONLINE = "OnlinePartition"
 OFFLINE = "OfflinePartition"
-E, V = 4, 9  # leader epoch and zkVersion before each §4.3 example
+E, V = 4, 9  # leader epoch and zkVersion before each OfflineReplica example
 
 
-# -- §4.3 OfflineReplica worked examples -------------------------------------------------
+# -- OfflineReplica (removeReplicasFromIsr) ----------------------------------------------
 
 
 def _offline(replicas: list[int], leader: int, isr: list[int], live: list[int]):  # type: ignore[no-untyped-def]
     ctx = make_ctx(live=live)
     part = add_part(ctx, "t", 0, replicas, leader=leader, isr=isr, leader_epoch=E,
-                    zk_version=V, rstates={5: R.OnlineReplica})
+                    zk_version=V, replica_states={5: R.OnlineReplica})
     handle_replica_changes(ctx, ctx.topics["t"], [(part, 5)], R.OfflineReplica)
-    assert part.rstates == {5: R.OfflineReplica}
+    assert part.replica_states == {5: R.OfflineReplica}
     return ctx, part
 
 
-def test_4_3_isr_5_6_leader_5_take_5_offline() -> None:
+def test_offline_replica_isr_5_6_leader_5_take_5_offline() -> None:
     ctx, part = _offline([5, 6], 5, [5, 6], [5, 6])
     assert leadership(part) == (-1, (6,), E + 1, V + 1, EPOCH)
-    assert [r[0] for r in lai(ctx.out)] == [6]
+    assert [r.broker_id for r in lai(ctx.out)] == [6]
     assert sr(ctx.out) == [(5, "t", 0, False, E)]
 
 
-def test_4_3_isr_5_6_leader_6_take_5_offline() -> None:
+def test_offline_replica_isr_5_6_leader_6_take_5_offline() -> None:
     ctx, part = _offline([5, 6], 6, [5, 6], [5, 6])
     assert leadership(part) == (6, (6,), E + 1, V + 1, EPOCH)
 
 
-def test_4_3_isr_5_leader_5_take_5_offline() -> None:
+def test_offline_replica_isr_5_leader_5_take_5_offline() -> None:
     ctx, part = _offline([5], 5, [5], [5])
     assert leadership(part) == (-1, (5,), E + 1, V + 1, EPOCH)
 
 
-def test_4_3_isr_5_leader_none_take_5_offline_again_bumps_again() -> None:
+def test_offline_replica_isr_5_leader_none_take_5_offline_again_bumps_again() -> None:
     ctx, part = _offline([5], -1, [5], [5])
     assert leadership(part) == (-1, (5,), E + 1, V + 1, EPOCH)
     handle_replica_changes(ctx, ctx.topics["t"], [(part, 5)], R.OfflineReplica)
     assert leadership(part) == (-1, (5,), E + 2, V + 2, EPOCH)
 
 
-def test_4_3_replica_not_in_isr() -> None:
+def test_offline_replica_replica_not_in_isr() -> None:
     ctx, part = _offline([6, 5], 6, [6], [5, 6])
     assert leadership(part) == (6, (6,), E, V, EPOCH)
     assert lai(ctx.out) == [(6, "t", 0, 6, (6,), E, V, EPOCH, (6, 5), False)]
 
 
-# -- §7.4 entire ISR offline -------------------------------------------------------------
+# -- entire ISR offline (onReplicasBecomeOffline) ----------------------------------------
 
 
-def test_7_4_entire_isr_offline() -> None:
+def test_entire_isr_offline() -> None:
     log = Log()
     log.failover(0, [0, 1])
     log.create("t", 0, [1])
@@ -91,10 +93,10 @@ def test_7_4_entire_isr_offline() -> None:
     ]
 
 
-# -- §7.6 controlled shutdown ------------------------------------------------------------
+# -- controlled shutdown (doControlledShutdown) ------------------------------------------
 
 
-def test_7_6_controlled_shutdown_example() -> None:
+def test_controlled_shutdown_example() -> None:
     log = Log()
     log.failover(0, [0, 1, 2])
     log.create("t", 0, [0, 1, 2])
@@ -116,7 +118,7 @@ def test_7_6_controlled_shutdown_example() -> None:
     assert [f.seq for f in out.findings if f.kind == "controlled_shutdown_incomplete"] == [s0]
 
 
-def test_7_6_rf1_partitions_are_untouched() -> None:
+def test_controlled_shutdown_leaves_rf1_partitions_untouched() -> None:
     log = Log()
     log.failover(0, [0, 1])
     log.create("t", 0, [1])
@@ -127,10 +129,10 @@ def test_7_6_rf1_partitions_are_untouched() -> None:
     assert "controlled_shutdown_incomplete" not in kinds(out)
 
 
-# -- §7.8 reassignment epoch trace -------------------------------------------------------
+# -- reassignment epoch trace (ControllerIntegrationTest.testPartitionReassignment) ------
 
 
-def test_7_8_reassignment_epoch_trace() -> None:
+def test_reassignment_epoch_trace() -> None:
     log = Log()
     log.failover(0, [0, 1])
     log.create("t", 0, [0])
@@ -154,22 +156,22 @@ def test_7_8_reassignment_epoch_trace() -> None:
             for r in at(out.stop_replica, done)] == [(0, False, 2), (0, True, 3)]
     assert final(out, "t", 0) == (ONLINE, 1, (1,), 3, 4, 1)
     assert pstate_row(out, "t", 0).replicas == (1,)
-    assert rstates(out, "t", 0) == {1: "OnlineReplica"}
+    assert replica_states_of(out, "t", 0) == {1: "OnlineReplica"}
 
 
-# -- §10 ready-made scenario expectations ------------------------------------------------
+# -- scenarios (consistent with ControllerIntegrationTest) -------------------------------
 
 
-def test_10_topic_created_with_dead_first_replica() -> None:
+def test_topic_created_with_dead_first_replica() -> None:
     log = Log()
     log.failover(0, [0])  # d = 1 never registered
     log.create("t", 0, [1, 0])
     _, out = replay_log(log)
     assert final(out, "t", 0) == (ONLINE, 0, (0,), 0, 0, 1)
-    assert rstates(out, "t", 0) == {0: "OnlineReplica", 1: "OnlineReplica"}
+    assert replica_states_of(out, "t", 0) == {0: "OnlineReplica", 1: "OnlineReplica"}
 
 
-def test_10_follower_shuts_down_cleanly_then_dies() -> None:
+def test_follower_shuts_down_cleanly_then_dies() -> None:
     log = Log()
     log.failover(0, [0, 1])
     log.create("t", 0, [0, 1])
@@ -181,10 +183,10 @@ def test_10_follower_shuts_down_cleanly_then_dies() -> None:
     assert [(r.broker_id, r.isr, r.leader_epoch, r.zk_version)
             for r in at(out.leader_and_isr, fail)] == [(0, (0,), 1, 1)]
     assert final(out, "t", 0) == (ONLINE, 0, (0,), 1, 1, 1)
-    assert rstates(out, "t", 0) == {0: "OnlineReplica", 1: "OfflineReplica"}
+    assert replica_states_of(out, "t", 0) == {0: "OnlineReplica", 1: "OfflineReplica"}
 
 
-def test_10_leader_shuts_down_cleanly() -> None:
+def test_leader_shuts_down_cleanly() -> None:
     log = Log()
     log.failover(0, [0, 1, 2])
     log.create("t", 0, [1, 0, 2])
@@ -197,7 +199,7 @@ def test_10_leader_shuts_down_cleanly() -> None:
     assert final(out, "t", 0)[:4] == (ONLINE, 0, (0, 2), 1)
 
 
-def test_10_restart_rejoin_then_preferred_election() -> None:
+def test_restart_rejoin_then_preferred_election() -> None:
     log = Log()
     log.failover(0, [0, 1])
     log.create("t", 0, [1, 0])
@@ -211,7 +213,7 @@ def test_10_restart_rejoin_then_preferred_election() -> None:
     assert sorted(r.broker_id for r in at(out.leader_and_isr, pe)) == [0, 1]
 
 
-def test_10_rf1_broker_dies_and_returns() -> None:
+def test_rf1_broker_dies_and_returns() -> None:
     log = Log()
     log.failover(0, [0, 1])
     log.create("t", 0, [1])
@@ -225,7 +227,7 @@ def test_10_rf1_broker_dies_and_returns() -> None:
         1, 1, 2)
 
 
-def test_10_unclean_enabled_elects_live_replica_outside_isr() -> None:
+def test_unclean_enabled_elects_live_replica_outside_isr() -> None:
     log = Log()
     log.failover(0, [0, 1, 2])
     log.create("t", 0, [2, 1])  # B = 2 leads, A = 1 follows

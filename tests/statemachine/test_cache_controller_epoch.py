@@ -1,11 +1,12 @@
-"""The cache re-stamp of §4.3 step 3d changes the controller's cache, not ZooKeeper.
+"""The cache re-stamp of OfflineReplica changes the controller's cache, not ZooKeeper.
 
 Kafka 3.7.1 (`ZkReplicaStateMachine.doRemoveReplicasFromIsr`): when OfflineReplica finds
 the replica outside the ISR there is no ZK write, but the controller *cache* is set to
 `LeaderIsrAndControllerEpoch(zkState, currentControllerEpoch)`. ZooKeeper keeps the epoch of
-the controller that last wrote it; a later failover reloads that older epoch (§7.10 step 3),
-and `waitForPartitionState(tp, ctrlEpoch, ...)` observes the ZK value (I54: "failover does
-not rewrite healthy partitions").
+the controller that last wrote it; a later failover reloads that older epoch
+(`initializeControllerContext`), and `waitForPartitionState(tp, ctrlEpoch, ...)` observes
+the ZK value (`ControllerIntegrationTest.testTopicIdUpgradeAfterReassigningPartitions`: a
+failover does not rewrite healthy partitions).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from __future__ import annotations
 from tests.helpers.core import Log, at, final, replay_log
 
 
-def test_failover_with_dead_follower_outside_isr_keeps_zk_ctrl_epoch() -> None:
+def test_failover_with_dead_follower_outside_isr_keeps_zk_controller_epoch() -> None:
     log = Log()
     log.failover(0, [0, 1])  # epoch 1
     log.create("t", 0, [0, 1])
