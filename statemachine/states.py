@@ -70,7 +70,7 @@ def is_valid_transition(table: Mapping[S, frozenset[S]], current: int, target: S
 
 def matrix_markdown(table: Mapping[S, frozenset[S]]) -> str:
     """The valid-transition matrix as a Markdown table (rows = current, columns = target),
-    so the README's copy is generated from the table above, never written by hand."""
+    so the copy in docs/core.md is generated from the table above, never written by hand."""
     states = sorted(table)
     header = "| current \\ target | " + " | ".join(s.name for s in states) + " |"
     rule = "|---" * (len(states) + 1) + "|"
