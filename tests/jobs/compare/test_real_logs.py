@@ -35,12 +35,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from jobs.compare.job import (
-    BROKER_KINDS,
-    ENTITY_COLUMNS,
-    compare_all,
-    compare_brokers,
-)
+from jobs.compare.brokers import BROKER_KINDS, compare_brokers
+from jobs.compare.partitions import ENTITY_COLUMNS, compare_all
 from jobs.ingest.logparse import pipeline
 from schemas import event_types as ET
 from statemachine.cluster import broker_intervals, build_timeline
