@@ -1,4 +1,5 @@
-"""Facts in the controller's order -> events (DESIGN §4) and observed state changes.
+"""Facts in the controller's order -> events (the event-log contract, docs/tables.md) and
+observed state changes.
 
 The input is every fact of every file, sorted by (timestamp, file, line, index in line):
 `order_key` is that key, and the Spark job sorts by the same columns. The walk is
@@ -92,7 +93,7 @@ class Assembler:
         self._inferred_topic: str | None = None
         self._responded: set[tuple[str, int, int]] = set()
         if assume_controller is not None:
-            # Operator-supplied start of a log that begins mid-life (DESIGN §4 needs a
+            # Operator-supplied start of a log that begins mid-life (the replay needs a
             # ControllerFailover before anything else can be replayed).
             live = tuple(sorted(set(assume_live or ()) | {assume_controller}))
             self.seq = 0
