@@ -442,7 +442,7 @@ def load(spark: SparkSession, tables: Tables, cluster: str, out: str) -> Summary
     return rows[-1]
 
 
-def run(spark: SparkSession, args: argparse.Namespace, log: Log = print) -> dict[str, Any]:
+def run(spark: SparkSession, args: argparse.Namespace, log: Log = print) -> dict[str, float]:
     t0 = time.time()
     # Spark's default INT96 timestamps read back as nanoseconds in Arrow; the replay's schema
     # check (and most readers) want the standard microsecond type.
@@ -454,7 +454,7 @@ def run(spark: SparkSession, args: argparse.Namespace, log: Log = print) -> dict
     total = load(spark, tables, args.cluster or DEFAULT_CLUSTER, out)
     for df in (extracted.parsed, tables.assembled, tables.observed):
         df.unpersist()
-    result: dict[str, Any] = {
+    result: dict[str, float] = {
         **{k: v for k, v in total._asdict().items()
            if k not in ("cluster", "file", "lines_used")},
         "files": len(tables.lines), "skipped_files": len(extracted.skipped),
