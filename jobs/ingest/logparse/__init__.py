@@ -1,4 +1,5 @@
-"""Pure-Python parser of Kafka controller.log / state-change.log text (FORMATS.md).
+"""Pure-Python parser of Kafka controller.log / state-change.log text (the formats are
+described in docs/ingest-compare.md).
 
 No pyspark or pandas here: every step is a plain function over strings so that it is unit
 tested without a JVM and runs unchanged inside Spark executors.
@@ -9,6 +10,7 @@ tested without a JVM and runs unchanged inside Spark executors.
     patterns   message templates that carry events or observed state, per Kafka version
     known      every other template of the controller and state-change loggers (catalogue)
     records    lines -> records (header line + continuation lines) -> facts
-    assemble   facts in controller order -> events (DESIGN §4) + observed state changes
+    assemble   facts in controller order -> events (the event-log contract,
+               docs/tables.md) + observed state changes
     pipeline   the whole thing over local files, without Spark (tests, small logs)
 """

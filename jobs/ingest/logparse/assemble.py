@@ -1,4 +1,5 @@
-"""Facts in the controller's order -> events (DESIGN §4) and observed state changes.
+"""Facts in the controller's order -> events (the event-log contract, docs/tables.md) and
+observed state changes.
 
 The input is every fact of every file, sorted by (timestamp, file, line, index in line):
 `order_key` is that key, and the Spark job sorts by the same columns. The walk is
@@ -28,6 +29,7 @@ they line up with the replay of that event.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from jobs.ingest.logparse.facts import EVENT_KINDS, OBSERVED_EVENT_KINDS, Fact, Located
@@ -75,29 +77,45 @@ def order_key(file: str, line: int, ts: int, index: int) -> tuple[int, str, int,
     return (ts, file, line, index)
 
 
+@dataclass
+class _OpenFailover:
+    """A failover still being logged: its event, whose brokers a later line may give."""
+
+    index: int  # of the ControllerFailover in `Assembler.events`
+
+
+@dataclass
+class _OpenBrokerChange:
+    """A BrokerChange line's brokers whose callbacks are still to come (they belong to it)."""
+
+    up: set[int | None] = field(default_factory=set)
+    down: set[int | None] = field(default_factory=set)
+
+
 class Assembler:
     """Feed located facts in order with `add`; read `events` and `observations`."""
 
     def __init__(self, assume_controller: int | None = None,
                  assume_live: Iterable[int] | None = None) -> None:
-        self.events: list[list[Any]] = []  # EventRow fields, mutable until `finish`
+        self.events: list[EventRow] = []
         self.observations: list[ObservedRow] = []
         self.seq = 0
         self.pos = 0
         self._record: tuple[str, int] | None = None
         self._record_seq = 0
-        self._failover: dict[int | None, dict[str, Any]] = {}
-        self._bc: dict[int | None, dict[str, Any]] = {}
+        # Multi-line events still open, by the controller that logs them.
+        self._failover: dict[int | None, _OpenFailover] = {}
+        self._bc: dict[int | None, _OpenBrokerChange] = {}
         self._created: set[tuple[str, int]] = set()
         self._inferred_topic: str | None = None
         self._responded: set[tuple[str, int, int]] = set()
         if assume_controller is not None:
-            # Operator-supplied start of a log that begins mid-life (DESIGN §4 needs a
+            # Operator-supplied start of a log that begins mid-life (the replay needs a
             # ControllerFailover before anything else can be replayed).
             live = tuple(sorted(set(assume_live or ()) | {assume_controller}))
             self.seq = 0
-            self.events.append(list(EventRow(0, 0, ET.CONTROLLER_FAILOVER, assume_controller,
-                                             brokers=live, source="assumed:--assume-live")))
+            self.events.append(EventRow(0, 0, ET.CONTROLLER_FAILOVER, assume_controller,
+                                        brokers=live, source="assumed:--assume-live"))
         self._assumed_ts_pending = assume_controller is not None
 
     # -- helpers --------------------------------------------------------------------------
@@ -111,11 +129,11 @@ class Assembler:
 
     def _emit(self, loc: Located, ts: int, event_type: str, **kw: Any) -> None:
         if self._assumed_ts_pending:  # the assumed failover happens when the log begins
-            self.events[0][1] = ts
+            self.events[0] = self.events[0]._replace(ts=ts)
             self._assumed_ts_pending = False
         seq = self._new_seq(loc)
-        row = EventRow(seq, ts, event_type, source=f"{loc.file}:{loc.line}", **kw)
-        self.events.append(list(row))
+        self.events.append(
+            EventRow(seq, ts, event_type, source=f"{loc.file}:{loc.line}", **kw))
 
     def _close_other(self, cid: int | None, kind: str) -> None:
         """Another controller event ends the multi-line events still open for `cid`."""
@@ -147,34 +165,12 @@ class Assembler:
             self._maybe_inferred_creation(loc, f, ts)
             return
         self._close_other(cid, k)
-        if k in ("failover", "failover_epoch", "failover_brokers", "failover_ready"):
+        if k in _FAILOVER_KINDS:
             self._failover_fact(loc, f, ts)
             return
-        if k == "broker_change":
-            self._bc[cid] = {"up": set(), "down": set(), "seq": None}
-            return
-        if k in ("broker_up", "broker_down"):
-            et = ET.BROKER_STARTUP if k == "broker_up" else ET.BROKER_FAILURE
-            self._emit(loc, ts, et, broker_id=f.broker_id)
-            bc = self._bc.setdefault(cid, {"up": set(), "down": set(), "seq": None})
-            if k == "broker_up":
-                bc["up"].add(f.broker_id)
-                if f.detail == "bounced":
-                    bc["down"].add(f.broker_id)
-            else:
-                bc["down"].add(f.broker_id)
-            return
-        if k in ("startup_callback", "failure_callback"):
-            open_bc = self._bc.get(cid)
-            pool = None if open_bc is None else open_bc[
-                "up" if k == "startup_callback" else "down"]
-            if pool is not None and f.broker_id in pool:
-                pool.discard(f.broker_id)  # logged as part of the BrokerChange before it
-                return
-            et = ET.BROKER_STARTUP if k == "startup_callback" else ET.BROKER_FAILURE
-            self._emit(loc, ts, et, broker_id=f.broker_id)
-            return
-        if k == "controlled_shutdown":
+        if k in _BROKER_CHANGE_KINDS:
+            self._broker_change_fact(loc, f, ts)
+        elif k == "controlled_shutdown":
             self._emit(loc, ts, ET.CONTROLLED_SHUTDOWN, broker_id=f.broker_id)
         elif k == "new_partition":
             assert f.topic is not None and f.partition is not None
@@ -214,18 +210,43 @@ class Assembler:
             self._emit(loc, ts, ET.TOPIC_CONFIG_CHANGED, topic=f.topic,
                        unclean_leader_election=True)
 
+    def _broker_change_fact(self, loc: Located, f: Fact, ts: int) -> None:
+        k, cid = f.kind, f.controller_id
+        if k == "broker_change":
+            self._bc[cid] = _OpenBrokerChange()
+            return
+        if k in ("broker_up", "broker_down"):
+            et = ET.BROKER_STARTUP if k == "broker_up" else ET.BROKER_FAILURE
+            self._emit(loc, ts, et, broker_id=f.broker_id)
+            bc = self._bc.setdefault(cid, _OpenBrokerChange())
+            if k == "broker_up":
+                bc.up.add(f.broker_id)
+                if f.detail == "bounced":
+                    bc.down.add(f.broker_id)
+            else:
+                bc.down.add(f.broker_id)
+            return
+        # startup_callback / failure_callback
+        open_bc = self._bc.get(cid)
+        pool = None if open_bc is None else (
+            open_bc.up if k == "startup_callback" else open_bc.down)
+        if pool is not None and f.broker_id in pool:
+            pool.discard(f.broker_id)  # logged as part of the BrokerChange before it
+            return
+        et = ET.BROKER_STARTUP if k == "startup_callback" else ET.BROKER_FAILURE
+        self._emit(loc, ts, et, broker_id=f.broker_id)
+
     def _failover_fact(self, loc: Located, f: Fact, ts: int) -> None:
         cid = f.controller_id
-        open_: dict[str, Any] | None = self._failover.get(cid)
+        open_ = self._failover.get(cid)
         if open_ is None:
             if cid is None:
                 return  # a failover line with no controller id cannot be placed
             self._emit(loc, ts, ET.CONTROLLER_FAILOVER, broker_id=cid, brokers=(cid,))
-            open_ = {"row": self.events[-1], "brokers": False}
-            self._failover[cid] = open_
+            open_ = self._failover[cid] = _OpenFailover(len(self.events) - 1)
         if f.kind == "failover_brokers" and f.brokers is not None:
-            open_["row"][EventRow._fields.index("brokers")] = tuple(sorted(set(f.brokers)))
-            open_["brokers"] = True
+            self.events[open_.index] = self.events[open_.index]._replace(
+                brokers=tuple(sorted(set(f.brokers))))
         if f.kind == "failover_ready":
             del self._failover[cid]
 
@@ -242,17 +263,16 @@ class Assembler:
             # One more partition of the topic being created: same controller event.
             self._record = (loc.file, loc.line)
             seq = self._record_seq
-            self.events.append(list(EventRow(seq, self.events[-1][1], ET.PARTITION_CREATED,
-                                             topic=f.topic, partition=f.partition,
-                                             replicas=f.replicas,
-                                             source=f"{loc.file}:{loc.line}")))
+            self.events.append(EventRow(seq, self.events[-1].ts, ET.PARTITION_CREATED,
+                                        topic=f.topic, partition=f.partition,
+                                        replicas=f.replicas, source=f"{loc.file}:{loc.line}"))
             return
         self._emit(loc, ts, ET.PARTITION_CREATED, topic=f.topic, partition=f.partition,
                    replicas=f.replicas)
         self._inferred_topic = f.topic
 
     def finish(self) -> list[EventRow]:
-        return [EventRow(*e) for e in self.events]
+        return list(self.events)
 
 
 def assemble(located: Iterable[tuple[Located, int]], assume_controller: int | None = None,

@@ -1,6 +1,6 @@
-"""Flat rows for the Spark job: one split ("block") of a file's lines -> parsed rows, and
-sorted facts -> event and observation rows. Pure Python; `jobs.ingest` only moves
-these tuples in and out of Arrow batches.
+"""Flat rows for the Spark job: one split ("block") of a file's lines -> parsed rows. Pure
+Python; `jobs.ingest` only moves these rows in and out of Arrow batches, and feeds the
+sorted facts to the `Assembler`.
 
 A block is numbered from line 0: Spark does not know how many lines came before a split,
 so every block also yields one count row, from which the driver derives line offsets, the
@@ -10,32 +10,68 @@ timestamp carried into the block and the per-file summary.
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
-from typing import Any
+from typing import NamedTuple
 
 from jobs.ingest.logparse import records as R
 from jobs.ingest.logparse.assemble import Assembler
 from jobs.ingest.logparse.envelope import Clock
 from jobs.ingest.logparse.facts import Fact, Located
+from jobs.ingest.logparse.values import Ints
 
-__all__ = ["Assembler", "Fact", "Located", "assemble_rows", "parse_block"]
+__all__ = ["Assembler", "Fact", "Located", "ParsedRow", "parse_block"]
 
 FACT, UNPARSED, COUNT = "F", "U", "C"
 
+
+class ParsedRow(NamedTuple):
+    """One row of parsing a block: a fact (FACT), an unparsed line (UNPARSED) or the block's
+    line counts (COUNT); the fields the other kinds have are None."""
+
+    rtype: str
+    path: str
+    block: int
+    rline: int | None = None  # the record's first line, counted from the block's first
+    fidx: int | None = None  # index of the fact within its record
+    ts: int | None = None  # epoch microseconds as logged
+    ts_fill: int | None = None  # the last timestamp seen: a line without one takes it
+    observed_by: str | None = None
+    # The fact (`Fact`'s fields, in order).
+    kind: str | None = None
+    topic: str | None = None
+    partition: int | None = None
+    broker_id: int | None = None
+    from_state: str | None = None
+    to_state: str | None = None
+    leader: int | None = None
+    leader_epoch: int | None = None
+    isr: Ints | None = None
+    zk_version: int | None = None
+    replicas: Ints | None = None
+    brokers: Ints | None = None
+    controller_id: int | None = None
+    controller_epoch: int | None = None
+    valid: bool | None = None
+    error: str | None = None
+    detail: str | None = None
+    # The unparsed line.
+    text: str | None = None
+    reason: str | None = None
+    # The block's counts.
+    n_lines: int | None = None
+    n_extracted: int | None = None
+    n_informational: int | None = None
+    n_ignored: int | None = None
+    n_unparsed: int | None = None
+    first_ts: int | None = None
+    last_ts: int | None = None
+
+
 FACT_FIELDS = Fact._fields
-PARSED_COLUMNS: tuple[str, ...] = (
-    "rtype", "path", "block", "rline", "fidx", "ts", "ts_fill", "observed_by",
-    *FACT_FIELDS,
-    "text", "reason",
-    "n_lines", "n_extracted", "n_informational", "n_ignored", "n_unparsed",
-    "first_ts", "last_ts",
-)
-_NF = len(FACT_FIELDS)
-_NONE_FACT = (None,) * _NF
-_NONE_TAIL_COUNTS = (None,) * 7
+PARSED_COLUMNS: tuple[str, ...] = ParsedRow._fields
 
 
 def parse_block(path: str, block: int, lines: Iterable[str], clock: Clock
-                ) -> Iterator[tuple[Any, ...]]:
+                ) -> Iterator[ParsedRow]:
     counts = {R.EXTRACTED: 0, R.INFORMATIONAL: 0, R.IGNORED: 0, R.UNPARSED: 0}
     n_lines = 0
     first_ts: int | None = None
@@ -45,28 +81,16 @@ def parse_block(path: str, block: int, lines: Iterable[str], clock: Clock
         counts[rec.status] += rec.n_lines
         n_lines += rec.n_lines
         if rec.status == R.UNPARSED:
-            yield (UNPARSED, path, block, rec.line, None, ts, last_ts, rec.observed_by,
-                   *_NONE_FACT, rec.text, rec.reason, *_NONE_TAIL_COUNTS)
+            yield ParsedRow(UNPARSED, path, block, rline=rec.line, ts=ts, ts_fill=last_ts,
+                            observed_by=rec.observed_by, text=rec.text, reason=rec.reason)
         for i, f in enumerate(rec.facts):
-            yield (FACT, path, block, rec.line, i, ts, last_ts, rec.observed_by, *f,
-                   None, None, *_NONE_TAIL_COUNTS)
-    yield (COUNT, path, block, None, None, None, None, None, *_NONE_FACT, None, None,
-           n_lines, counts[R.EXTRACTED], counts[R.INFORMATIONAL], counts[R.IGNORED],
-           counts[R.UNPARSED], first_ts, last_ts)
+            yield ParsedRow(FACT, path, block, rec.line, i, ts, last_ts, rec.observed_by, *f)
+    yield ParsedRow(COUNT, path, block, n_lines=n_lines, n_extracted=counts[R.EXTRACTED],
+                    n_informational=counts[R.INFORMATIONAL], n_ignored=counts[R.IGNORED],
+                    n_unparsed=counts[R.UNPARSED], first_ts=first_ts, last_ts=last_ts)
 
 
-# Sorted facts in: (file, line, fidx, ts_eff, observed_by, *fact fields).
+# The facts, once placed and sorted, as the assembly reads them.
 SORTED_COLUMNS: tuple[str, ...] = ("file", "line", "fidx", "ts_eff", "observed_by",
                                    *FACT_FIELDS)
 EVENT, OBSERVATION = "E", "O"
-
-
-def assemble_rows(rows: Iterable[tuple[Any, ...]], assume_controller: int | None = None,
-                  assume_live: Iterable[int] | None = None
-                  ) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
-    """(events, observations) as tuples of `EventRow` / `ObservedRow` fields."""
-    a = Assembler(assume_controller, assume_live)
-    for file, line, _fidx, ts, observed_by, *fact in rows:
-        f = Fact(*fact)
-        a.add(Located(file, line, None, observed_by, f), ts)
-    return [tuple(e) for e in a.finish()], [tuple(o) for o in a.observations]

@@ -1,5 +1,7 @@
-"""Line envelopes (FORMATS.md §1): strip what log4j, docker compose, test harnesses and grep
-put around a Kafka log message, and read the timestamp.
+"""Line envelopes: strip what log4j, docker compose, test harnesses and grep put around a
+Kafka log message, and read the timestamp. The default layout is log4j's
+`[%d] %p %m (%c)%n` of Kafka's `config/log4j.properties` (every release 0.8 to 3.9):
+`[2023-10-01 14:41:35,289] INFO <message> (<logger name>)`, with no time zone marker.
 
 `split(line)` returns an `Envelope` for a line that starts a log record, or None for a
 continuation line (exception text, stack frames, the tail of a hard-wrapped line, a
@@ -56,7 +58,7 @@ class Envelope(NamedTuple):
 
 def _split_rest(rest: str) -> tuple[str, str | None, bool]:
     """`msg (logger)` -> (msg, logger). The message may itself contain parentheses, so the
-    logger is the last `(...)` at the end of the line (§1.1)."""
+    logger is the last `(...)` at the end of the line (log4j's `%m (%c)`)."""
     rest = rest.rstrip()
     if rest.endswith(")"):
         i = rest.rfind(" (")

@@ -1,8 +1,8 @@
 """A fact: what one log record says, typed, before it is placed in the controller's order.
 
 One record gives zero or more facts (a `New topics` line gives one per partition). Facts of
-one record share its file and line; `assemble.py` turns them into events (DESIGN §4) and
-observed state changes. Kinds:
+one record share its file and line; `assemble.py` turns them into events (the event-log
+contract, docs/tables.md) and observed state changes. Kinds:
 
 event facts     failover, failover_epoch, failover_brokers, failover_ready, broker_change,
                 broker_up, broker_down, startup_callback, failure_callback,

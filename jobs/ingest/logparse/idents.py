@@ -1,4 +1,5 @@
-"""logIdent prefixes (FORMATS.md §2) and which loggers are the controller's.
+"""logIdent prefixes (`[Controller id=1 epoch=2] `, `[Controller 1]: `, `[Broker id=2] `
+across versions) and which loggers are the controller's.
 
 `strip(msg)` removes one known prefix and says who wrote the line: the controller (with its
 id and, for the 1.0+ state-change logger, its epoch), a broker answering the controller

@@ -2,10 +2,10 @@
 
 Lines that match a template here are recognised but carry nothing the replay needs (the
 auto-rebalance check, connection notices, the failover checklist...): they count as used
-informational lines, never as unparsed. The templates come from FORMATS.md's catalogues
-(`catalogue.py`), matched as literal chunks in order: literal text exactly, every interpolated
-`{expr}` / `%d` is a lazy wildcard. A template that the extraction cut inside an expression
-is matched up to the cut.
+informational lines, never as unparsed. The templates are every log call site of the
+controller package and the state-change logger (`catalogue.py`), matched as literal chunks
+in order: literal text exactly, every interpolated `{expr}` / `%d` is a lazy wildcard. A
+template that the extraction cut inside an expression is matched up to the cut.
 """
 
 from __future__ import annotations

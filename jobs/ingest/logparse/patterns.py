@@ -55,7 +55,7 @@ def _lead(kind: str, m: re.Match[str], ident: Ident, text: str, **kw: object) ->
     return Fact(kind, **base)
 
 
-# -- partition and replica state machines (§3.1-3.3) --------------------------------------
+# -- partition and replica state machines, valid and failed transitions (state-change.log) -
 
 @_p(rf"^{_OP}[Cc]hanged partition {_TP} state from {_ST}"
     r"(?: with assigned replicas (?P<r>[-\d,]*))?\s*$")
@@ -225,7 +225,7 @@ def _reassign_leader(m: re.Match[str], i: Ident) -> list[Fact]:
                  replicas=V.ints(m.group("rs")), controller_id=i.controller_id, detail=how)]
 
 
-# -- requests the controller sends (§3.4) --------------------------------------------------
+# -- requests the controller sends (state-change.log, controller side) ---------------------
 
 @_p(rf"^{_OP}[Ss]ending (?P<typ>become-leader|become-follower) LeaderAndIsr request (?P<s>.+?)"
     rf"(?: with correlationId \d+)? to broker (?P<b>-?\d+) for partition {_TP}\s*$")
@@ -286,7 +286,7 @@ def _reassign_lai(m: re.Match[str], i: Ident) -> list[Fact]:
                   detail="reassignment")]
 
 
-# -- broker side of the requests (§5) -----------------------------------------------------
+# -- broker side of the requests (state-change.log, written by every broker) --------------
 
 @_p(rf"^{_OB}[Rr]eceived LeaderAndIsr request (?P<s>.+?) correlation id \d+ from controller "
     r"(?P<c>\d+) epoch (?P<e>\d+)(?: for partition (?P<tp>\S+))?\s*$")
@@ -348,7 +348,7 @@ def _follower_start(m: re.Match[str], i: Ident) -> list[Fact]:
                  leader_epoch=int(m.group("le")), zk_version=pe)]
 
 
-# -- controller events (controller.log, §6) ------------------------------------------------
+# -- controller events (controller.log, the class loggers under kafka.controller) ---------
 
 @_p(r"^(?P<b>\d+) successfully elected as the controller(?:\. Epoch incremented to (?P<e>\d+) "
     r"and epoch zk version is now \d+)?")

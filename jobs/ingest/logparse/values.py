@@ -1,4 +1,4 @@
-"""Values rendered inside messages, across Kafka versions (FORMATS.md §4).
+"""Values rendered inside messages, across Kafka versions (the `toString`s that drift).
 
 Every reader accepts all the renderings of its value: `[topic,0]` (≤0.11) and `topic-0`
 (1.0+); Scala collections with or without a name (`Set(1, 2)`, `HashSet()`, `1,2`);

@@ -1,5 +1,5 @@
 """Ingest -> replay -> compare, for every real log that contains a topic creation or a broker
-change (issue 5), plus the Spark job of `jobs.compare` once.
+change, plus the Spark job of `jobs.compare` once.
 
 The replay runs through the pure core (`build_timeline` + `replay`), as the Spark replay
 would. What each log shows, and where the replay cannot be held against it:
@@ -35,14 +35,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from jobs.compare.job import (
-    BROKER_KINDS,
-    ENTITY_COLUMNS,
-    compare_all,
-    compare_brokers,
-)
+from jobs.compare.brokers import BROKER_KINDS, compare_brokers
+from jobs.compare.partitions import ENTITY_COLUMNS, compare_all
 from jobs.ingest.logparse import pipeline
 from schemas import event_types as ET
+from schemas.arrow import arrow_schema
 from statemachine.cluster import broker_intervals, build_timeline
 from statemachine.events import Event
 from statemachine.replay import replay
@@ -203,8 +200,6 @@ def _write(table: pa.Table, path: Path) -> None:
 def _write_replay_tables(res_by_cluster: dict[str, dict[str, Any]], out: Path) -> None:
     """The core's rows in the layout `jobs.replay` writes: `<table>/run_id=<id>/`, columns
     of `schemas.tables` after `run_id` (the partition column lives in the path)."""
-    from pyspark.sql.pandas.types import to_arrow_schema
-
     from schemas.tables import TABLES
 
     def rows_of(res: dict[str, Any], table: str) -> list[Any]:
@@ -218,7 +213,7 @@ def _write_replay_tables(res_by_cluster: dict[str, dict[str, Any]], out: Path) -
 
     for table in ("state_changes", "leader_and_isr_requests", "update_metadata_requests",
                   "partition_states", "replica_states", "broker_timeline"):
-        schema = to_arrow_schema(TABLES[table], timezone="UTC")
+        schema = arrow_schema(TABLES[table])
         schema = schema.remove(schema.get_field_index("run_id"))
         cols: dict[str, list[Any]] = {f.name: [] for f in schema}
         for cluster, res in res_by_cluster.items():
@@ -232,7 +227,7 @@ def _write_replay_tables(res_by_cluster: dict[str, dict[str, Any]], out: Path) -
 
 def test_compare_job(spark: Any, tmp_path: Path) -> None:
     from jobs.compare import job as compare
-    from jobs.ingest.job import OBSERVED_SCHEMA
+    from schemas.ingest import OBSERVED_SCHEMA
 
     cases = {
         "cp": ingest_replay(REAL / "confluentinc-cp-all-in-one-issue49__ak2.6__topic-create.log",
@@ -242,9 +237,7 @@ def test_compare_job(spark: Any, tmp_path: Path) -> None:
             REAL / "unattributed-chinese-blog__ak0.8-0.10__broker-failure-no-timestamps.log",
             controller=1, live=(1, 2, 4)),
     }
-    from pyspark.sql.pandas.types import to_arrow_schema
-
-    schema = to_arrow_schema(OBSERVED_SCHEMA, timezone="UTC")
+    schema = arrow_schema(OBSERVED_SCHEMA)
     cols: dict[str, list[Any]] = {f.name: [] for f in schema}
     for cluster, res in cases.items():
         for o in res["ingest"].observations:

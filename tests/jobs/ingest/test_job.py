@@ -1,6 +1,6 @@
-"""The Spark ingest job over every real log and the format fixtures at once (one Spark test,
-SPARK-NOTES §5): its tables equal the pure pipeline's, `events/` has EVENT_SCHEMA exactly,
-nothing is unparsed, and the summary reconciles.
+"""The Spark ingest job over every real log and the format fixtures at once (one Spark test:
+a SparkSession costs seconds to start): its tables equal the pure pipeline's, `events/` has
+EVENT_SCHEMA exactly, nothing is unparsed, and the summary reconciles.
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
-"""The parser over every documented format family (FORMATS.md), beyond the real excerpts:
-complete 0.10, 2.2 and 3.7 controller sequences written from the catalogued templates,
-several brokers' folders merged in the controller's order, gzip, time zones, hard wraps,
-and each line envelope of §1.2.
+"""The parser over every documented format family (docs/ingest-compare.md), beyond the real
+excerpts: complete 0.10, 2.2 and 3.7 controller sequences written from the catalogued
+templates, several brokers' folders merged in the controller's order, gzip, time zones,
+hard wraps, and each line envelope seen in real logs (docker compose prefix, test-harness
+wrapper, log4j2 test layout, LinkedIn fork layout, grep output, no timestamp).
 """
 
 from __future__ import annotations

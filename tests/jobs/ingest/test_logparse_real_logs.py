@@ -1,9 +1,10 @@
 # ruff: noqa: E501
-"""Every real log in tests/fixtures/ingest/real-logs (copied from ../shared/real-logs, each
-names its source in its first line) through the pure parser: the exact events and observed
-transitions each one yields, and no unparsed controller line.
+"""Every real log in tests/fixtures/ingest/real-logs (excerpts from public issues, docs and
+blogs, each names its source in its first line) through the pure parser: the exact events
+and observed transitions each one yields, and no unparsed controller line.
 
-Expectations were read line by line against FORMATS.md. Notable ones:
+Expectations were read line by line against the log formats (docs/ingest-compare.md).
+Notable ones:
 
 * apache-kafka-pr11506: a broker's server.log (`[Kafka Server 0], Starting controlled
   shutdown`). The ControlledShutdown event is the controller's `Shutting down broker N`
@@ -285,17 +286,17 @@ def test_real_log(name: str) -> None:
     assert all(e.source and e.source.startswith(name + ":") for e in r.events)
 
 
-def test_the_shared_folder_reads_only_its_logs(tmp_path: Path) -> None:
-    """Given a folder shaped like ../shared/real-logs (the logs, FORMATS.md and the template
-    catalogues beside them), the documents are skipped (and reported), not parsed as logs."""
+def test_a_folder_of_logs_and_documents_reads_only_its_logs(tmp_path: Path) -> None:
+    """Given a folder of collected logs with documents beside them (notes on the formats,
+    the template catalogues), the documents are skipped (and reported), not parsed as logs."""
     for name in EXPECTED:
         shutil.copy(REAL_LOGS / name, tmp_path / name)
-    for doc in ("FORMATS.md", "formats-catalogue-broker-statechange.tsv",
+    for doc in ("LOG-NOTES.md", "formats-catalogue-broker-statechange.tsv",
                 "formats-catalogue-controller-package.tsv"):
         (tmp_path / doc).write_text("# not a log: [2023-10-01 14:41:35,289] INFO x (y)\n")
     r = pipeline.ingest([str(tmp_path)])
     assert sorted(s.file for s in r.summary) == sorted(EXPECTED)
     assert sorted(Path(p).name for p in r.skipped) == [
-        "FORMATS.md", "formats-catalogue-broker-statechange.tsv",
+        "LOG-NOTES.md", "formats-catalogue-broker-statechange.tsv",
         "formats-catalogue-controller-package.tsv"]
     assert r.unparsed == []

@@ -1,6 +1,7 @@
 # ruff: noqa: E501
 """One real-shaped line per extracting template family that the real excerpts and the version
-fixtures do not already cover (FORMATS.md §3-§6): the facts each yields, field by field."""
+fixtures do not already cover (state-change.log controller and broker side, controller.log):
+the facts each yields, field by field."""
 
 from __future__ import annotations
 

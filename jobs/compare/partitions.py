@@ -1,0 +1,411 @@
+"""The comparison of one partition: what Kafka logged about it against what the replay did.
+
+How a logged value is matched: an observation carries the `seq` of the last event at or
+before it (`jobs.ingest.logparse.assemble`). A logged transition matches a replayed one with
+the same (machine, broker, from, to, valid) at that seq, else at an earlier unmatched seq.
+A logged leader / ISR / leader epoch agrees if any LeaderAndIsr or UpdateMetadata state the
+replay produced for the partition at that seq has it (the value in force before it, if the
+replay wrote none at that seq); ISRs are compared as sets. A value the replay cannot know
+(nothing replayed yet for that partition) is counted neither way.
+
+Pure Python, no Kafka rule is decided here: `compare_partition` is what the Spark job runs
+per partition (cogroup), `compare_all` the same over every partition in one process.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
+
+from jobs.compare.values import Row, render, value
+
+PARTITION, REPLICA = "partition", "replica"
+OBSERVED, INFERRED, OBSERVED_ONLY = "observed", "inferred", "observed_only"
+AGREE, DIFFER, NOT_OBSERVED, NOT_REPLAYED = "agree", "differ", "not_observed", "not_replayed"
+
+# Observation kinds that carry a leader / leader epoch / ISR of the partition.
+LEADERSHIP_KINDS = frozenset({
+    "partition_transition", "isr_shrink", "leader_elected", "leader_epoch_updated",
+    "leader_and_isr_request", "update_metadata_request", "broker_leader_and_isr",
+    "broker_metadata", "broker_transition", "broker_leader_start", "broker_follower_start",
+    "isr_update",
+})
+FIELDS = ("leader", "isr", "leader_epoch")
+_TRANSITION_KINDS = {"partition_transition": PARTITION, "replica_transition": REPLICA}
+_SNAPSHOT_KINDS = {"partition_snapshot": PARTITION, "replica_snapshot": REPLICA}
+
+Ints = tuple[int, ...]
+
+
+class ComparisonRow(NamedTuple):
+    """A row of `comparison/`: one partition (broker_id None) or one replica."""
+
+    cluster: str
+    topic: str
+    partition: int
+    broker_id: int | None
+    entity: str
+    status: str
+    observed_points: int
+    observed_transitions: int
+    matched_transitions: int
+    inferred_transitions: int
+    observed_only_transitions: int
+    state_agree: bool | None
+    leader_agree: bool | None
+    isr_agree: bool | None
+    leader_epoch_agree: bool | None
+    first_divergence_seq: int | None
+    first_divergence_field: str | None
+    observed_value: str | None
+    replayed_value: str | None
+    divergence_source: str | None
+    observed_state: str | None
+    replayed_state: str | None
+
+
+class TransitionRow(NamedTuple):
+    """A row of `transitions/`: a transition and its evidence."""
+
+    cluster: str
+    topic: str
+    partition: int
+    broker_id: int | None
+    machine: str
+    seq: int
+    step: int | None  # None: Kafka logged it, the replay did not make it
+    from_state: str | None
+    to_state: str | None
+    valid: bool
+    evidence: str
+    source: str | None
+
+
+ENTITY_COLUMNS: tuple[str, ...] = ComparisonRow._fields
+TRANSITION_COLUMNS: tuple[str, ...] = TransitionRow._fields
+
+
+class Observation(NamedTuple):
+    """The columns of an observed_state_changes row the comparison reads."""
+
+    seq: int
+    pos: int
+    source: str | None
+    kind: str
+    broker_id: int | None
+    from_state: str | None
+    to_state: str | None
+    leader: int | None
+    leader_epoch: int | None
+    isr: Ints | None
+    valid: bool | None
+
+    @classmethod
+    def of(cls, row: Row) -> Observation:
+        return cls(value(row["seq"]), value(row["pos"]), row.get("source"), row["kind"],
+                   value(row["broker_id"]), row["from_state"], row["to_state"],
+                   value(row["leader"]), value(row["leader_epoch"]), value(row["isr"]),
+                   value(row["valid"]))
+
+
+@dataclass(slots=True)
+class ReplayedTransition:
+    """A state_changes row of the replay, and the log line of the observation it matched."""
+
+    seq: int
+    step: int
+    from_state: str
+    to_state: str
+    valid: bool
+    matched_source: str | None = None
+
+
+class ReplayedLeadership(NamedTuple):
+    """A partition state the replay sent (LeaderAndIsr or UpdateMetadata request)."""
+
+    seq: int
+    batch: int
+    leader: int | None
+    isr: Ints | None
+    leader_epoch: int | None
+
+
+class Divergence(NamedTuple):
+    """Where an entity first disagrees with the log: (seq, pos) orders them."""
+
+    seq: int
+    pos: int
+    field: str
+    observed: object
+    replayed: object
+    source: str | None
+
+    def columns(self) -> dict[str, Any]:
+        return {"first_divergence_seq": self.seq, "first_divergence_field": self.field,
+                "observed_value": render(self.observed),
+                "replayed_value": render(self.replayed), "divergence_source": self.source}
+
+
+_NO_DIVERGENCE: dict[str, Any] = dict.fromkeys(
+    ("first_divergence_seq", "first_divergence_field", "observed_value", "replayed_value",
+     "divergence_source"))
+
+
+class Entity:
+    """What is known of one partition (broker_id None) or one of its replicas."""
+
+    __slots__ = ("broker_id", "points", "observed_transitions", "matched", "inferred",
+                 "observed_only", "agree", "first", "observed_state", "replayed_state",
+                 "has_replay")
+
+    def __init__(self, broker_id: int | None) -> None:
+        self.broker_id = broker_id
+        self.points = 0
+        self.observed_transitions = self.matched = self.inferred = self.observed_only = 0
+        self.agree: dict[str, bool | None] = {"state": None, **dict.fromkeys(FIELDS)}
+        self.first: Divergence | None = None
+        self.observed_state: str | None = None
+        self.replayed_state: str | None = None
+        self.has_replay = False
+
+    def verdict(self, field: str, ok: bool, seq: int, pos: int, observed: object,
+                replayed: object, source: str | None) -> None:
+        if ok:
+            if self.agree[field] is None:
+                self.agree[field] = True
+            return
+        self.agree[field] = False
+        if self.first is None or (seq, pos) < (self.first.seq, self.first.pos):
+            self.first = Divergence(seq, pos, field, observed, replayed, source)
+
+    def status(self) -> str:
+        if not self.has_replay:
+            return NOT_REPLAYED
+        if self.points == 0:
+            return NOT_OBSERVED
+        if any(v is False for v in self.agree.values()):
+            return DIFFER
+        return AGREE
+
+    def row(self, cluster: str, topic: str, partition: int) -> ComparisonRow:
+        divergence = _NO_DIVERGENCE if self.first is None else self.first.columns()
+        return ComparisonRow(
+            cluster, topic, partition, self.broker_id,
+            PARTITION if self.broker_id is None else REPLICA, self.status(),
+            observed_points=self.points, observed_transitions=self.observed_transitions,
+            matched_transitions=self.matched, inferred_transitions=self.inferred,
+            observed_only_transitions=self.observed_only, state_agree=self.agree["state"],
+            leader_agree=self.agree["leader"], isr_agree=self.agree["isr"],
+            leader_epoch_agree=self.agree["leader_epoch"], **divergence,
+            observed_state=self.observed_state, replayed_state=self.replayed_state)
+
+
+class PartitionComparison:
+    """One partition's comparison: load the replay, then `observe` the log in order."""
+
+    def __init__(self, cluster: str, topic: str, partition: int,
+                 leadership: list[ReplayedLeadership]) -> None:
+        self.cluster, self.topic, self.partition = cluster, topic, partition
+        self.leadership = leadership
+        self.entities: dict[int | None, Entity] = {}
+        # Replayed transitions by (machine, broker), in replay order.
+        self.replayed: dict[tuple[str, int | None], list[ReplayedTransition]] = {}
+        self.transitions: list[TransitionRow] = []
+
+    def entity(self, broker_id: int | None) -> Entity:
+        e = self.entities.get(broker_id)
+        if e is None:
+            e = self.entities[broker_id] = Entity(broker_id)
+        return e
+
+    def load_replay(self, changes: list[Row], final_partition_state: str | None,
+                    final_replica_states: dict[int, str]) -> None:
+        for c in changes:
+            machine = c["machine"]
+            broker_id = value(c["broker_id"]) if machine == REPLICA else None
+            self.entity(broker_id).has_replay = True
+            self.replayed.setdefault((machine, broker_id), []).append(ReplayedTransition(
+                value(c["seq"]), value(c["step"]), c["from_state"], c["to_state"],
+                bool(c["valid"])))
+        if final_partition_state is not None:
+            self.entity(None).has_replay = True
+            self.entity(None).replayed_state = final_partition_state
+        for broker_id, state in final_replica_states.items():
+            self.entity(broker_id).has_replay = True
+            self.entity(broker_id).replayed_state = state
+        if self.leadership:
+            self.entity(None).has_replay = True
+
+    def replay_state_at(self, machine: str, broker_id: int | None, seq: int) -> str | None:
+        state = None
+        for r in self.replayed.get((machine, broker_id), ()):
+            if r.seq > seq:
+                break
+            if r.valid:
+                state = r.to_state
+        return state
+
+    def touched_by(self, seq: int) -> bool:
+        """Whether the replay did anything to the partition at or before `seq`."""
+        return any(r.seq <= seq for rs in self.replayed.values() for r in rs) or any(
+            lead.seq <= seq for lead in self.leadership)
+
+    def observe(self, o: Observation) -> None:
+        if o.kind in _TRANSITION_KINDS:
+            self._observe_transition(o, _TRANSITION_KINDS[o.kind])
+        elif o.kind in _SNAPSHOT_KINDS:
+            self._observe_snapshot(o, _SNAPSHOT_KINDS[o.kind])
+        if o.kind in LEADERSHIP_KINDS:
+            self._observe_leadership(o)
+
+    def _match(self, machine: str, broker_id: int | None, seq: int,
+               key: tuple[str | None, str | None, bool]) -> ReplayedTransition | None:
+        """The unmatched replayed transition a logged one is: at `seq`, else before it."""
+        candidates = [r for r in self.replayed.get((machine, broker_id), [])
+                      if r.matched_source is None and (r.from_state, r.to_state, r.valid) == key]
+        return next((r for r in candidates if r.seq == seq),
+                    next((r for r in candidates if r.seq <= seq), None))
+
+    def _observe_transition(self, o: Observation, machine: str) -> None:
+        broker_id = o.broker_id if machine == REPLICA else None
+        e = self.entity(broker_id)
+        e.points += 1
+        e.observed_transitions += 1
+        valid = bool(o.valid) if o.valid is not None else True
+        if valid:
+            e.observed_state = o.to_state
+        hit = self._match(machine, broker_id, o.seq, (o.from_state, o.to_state, valid))
+        if hit is not None:
+            hit.matched_source = o.source
+            e.matched += 1
+            e.verdict("state", True, o.seq, o.pos, None, None, o.source)
+            return
+        e.observed_only += 1
+        self.transitions.append(TransitionRow(
+            self.cluster, self.topic, self.partition, broker_id, machine, o.seq, None,
+            o.from_state, o.to_state, valid, OBSERVED_ONLY, o.source))
+        if self.touched_by(o.seq) or e.has_replay:
+            logged = f"{o.from_state}->{o.to_state}" + ("" if valid else " (failed)")
+            e.verdict("state", False, o.seq, o.pos, logged,
+                      self.replay_state_at(machine, broker_id, o.seq), o.source)
+
+    def _observe_snapshot(self, o: Observation, machine: str) -> None:
+        broker_id = o.broker_id if machine == REPLICA else None
+        e = self.entity(broker_id)
+        e.points += 1
+        got = self.replay_state_at(machine, broker_id, o.seq)
+        if got is not None:
+            e.verdict("state", got == o.to_state, o.seq, o.pos, o.to_state, got, o.source)
+
+    def _leadership_at(self, seq: int) -> list[ReplayedLeadership]:
+        """The replay's partition states sent at `seq`, else the last one before it."""
+        at = [lead for lead in self.leadership if lead.seq == seq]
+        return at or [lead for lead in self.leadership if lead.seq < seq][-1:]
+
+    def _observe_leadership(self, o: Observation) -> None:
+        logged: dict[str, Any] = {f: getattr(o, f) for f in FIELDS}
+        if all(v is None for v in logged.values()):
+            return
+        e = self.entity(None)
+        if o.kind != "partition_transition":
+            e.points += 1
+        at = self._leadership_at(o.seq)
+        if not at and not self.touched_by(o.seq):
+            return  # nothing replayed for this partition yet: cannot be compared
+        for f in FIELDS:
+            want = logged[f]
+            if want is None:
+                continue
+            values = [getattr(lead, f) for lead in at]
+            if f == "isr":
+                ok = any(g is not None and set(g) == set(want) for g in values)
+            else:
+                ok = want in values
+            e.verdict(f, ok, o.seq, o.pos, render(want),
+                      render(values[-1]) if values else None, o.source)
+
+    def add_replayed_transitions(self) -> None:
+        """Every replayed transition: `observed` if a log line matched it, else `inferred`."""
+        for (machine, broker_id), rs in self.replayed.items():
+            for r in rs:
+                if r.matched_source is None:
+                    self.entity(broker_id).inferred += 1
+                self.transitions.append(TransitionRow(
+                    self.cluster, self.topic, self.partition, broker_id, machine, r.seq,
+                    r.step, r.from_state, r.to_state, r.valid,
+                    OBSERVED if r.matched_source is not None else INFERRED, r.matched_source))
+
+    def rows(self) -> list[ComparisonRow]:
+        """The partition's row first, then its replicas by broker id."""
+        order = sorted(self.entities, key=lambda b: -1 if b is None else b)
+        return [self.entities[b].row(self.cluster, self.topic, self.partition) for b in order]
+
+
+def compare_partition(
+    cluster: str, topic: str, partition: int,
+    observed: Iterable[Row],
+    changes: Iterable[Row],
+    leadership: Iterable[Row],
+    final_partition_state: str | None,
+    final_replica_states: dict[int, str],
+) -> tuple[list[ComparisonRow], list[TransitionRow]]:
+    """Compare one partition. `observed`: rows of observed_state_changes; `changes`: rows of
+    state_changes; `leadership`: rows of leader_and_isr_requests and
+    update_metadata_requests (seq, batch, leader, leader_epoch, isr); the final states: rows
+    of partition_states and replica_states. Returns (comparison rows, transition rows)."""
+    leads = sorted(
+        (ReplayedLeadership(value(x["seq"]), value(x.get("batch")) or 0, value(x["leader"]),
+                            value(x["isr"]), value(x["leader_epoch"])) for x in leadership),
+        key=lambda lead: (lead.seq, lead.batch))
+    comparison = PartitionComparison(cluster, topic, partition, leads)
+    comparison.load_replay(
+        sorted(changes, key=lambda c: (value(c["seq"]), value(c["step"]))),
+        final_partition_state, final_replica_states)
+    for o in sorted((Observation.of(o) for o in observed), key=lambda o: (o.seq, o.pos)):
+        comparison.observe(o)
+    comparison.add_replayed_transitions()
+    return comparison.rows(), comparison.transitions
+
+
+@dataclass
+class PartitionInputs:
+    """Everything `compare_partition` reads of one partition."""
+
+    observed: list[Row] = field(default_factory=list)
+    changes: list[Row] = field(default_factory=list)
+    leadership: list[Row] = field(default_factory=list)
+    partition_state: str | None = None
+    replica_states: dict[int, str] = field(default_factory=dict)
+
+
+def compare_all(cluster: str, observations: Iterable[Row], state_changes: Iterable[Row],
+                leadership: Iterable[Row], partition_states: Iterable[Row],
+                replica_states: Iterable[Row]
+                ) -> tuple[list[ComparisonRow], list[TransitionRow]]:
+    """`compare_partition` over every partition of one cluster, in one process (tests,
+    small logs): the same grouping the Spark job does with cogroup."""
+    groups: dict[tuple[str, int], PartitionInputs] = {}
+
+    def of(row: Row) -> PartitionInputs:
+        return groups.setdefault((row["topic"], row["partition"]), PartitionInputs())
+
+    for o in observations:
+        if o.get("topic") is not None and o.get("partition") is not None:
+            of(o).observed.append(o)
+    for c in state_changes:
+        of(c).changes.append(c)
+    for x in leadership:
+        of(x).leadership.append(x)
+    for ps in partition_states:
+        of(ps).partition_state = ps["state"]
+    for rs in replica_states:
+        of(rs).replica_states[rs["broker_id"]] = rs["state"]
+    rows: list[ComparisonRow] = []
+    transitions: list[TransitionRow] = []
+    for (topic, partition), g in sorted(groups.items(), key=lambda item: item[0]):
+        r, t = compare_partition(cluster, topic, partition, g.observed, g.changes,
+                                 g.leadership, g.partition_state, g.replica_states)
+        rows += r
+        transitions += t
+    return rows, transitions

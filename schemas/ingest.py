@@ -1,0 +1,129 @@
+"""Spark schemas of the ingest job (`jobs.ingest`): the tables it writes beside `events/`
+(whose schema is the input contract, `schemas.events.EVENT_SCHEMA`) and the rows its stages
+pass to each other through `mapInArrow`.
+
+Written tables (docs/tables.md):
+
+    observed_state_changes/  OBSERVED_SCHEMA: every transition, leader, ISR, epoch and
+                             request Kafka logged, placed in the controller's order
+    ingest_summary/          INGEST_SUMMARY_SCHEMA: line counts per file, and a total row
+    unparsed/                UNPARSED_SCHEMA: controller-looking lines no template knows
+
+Between stages: PARSED_SCHEMA (what parsing one split of a file yields), BLOCK_SCHEMA (where
+each split sits in its file) and ASSEMBLED_SCHEMA (the events the sequential assembly
+yields). Their column names are, in order, the fields of the pure parser's rows
+(`jobs.ingest.logparse.blocks.ParsedRow`, `...facts.Fact`, `...assemble.ObservedRow`),
+which `tests/jobs/ingest/test_schemas.py` checks. Timestamps between stages are epoch
+microseconds (`long`); the written tables carry `TimestampType` (UTC).
+
+Only `pyspark.sql.types` is imported: no SparkSession is needed. Arrow schemas are derived
+with `schemas.arrow.arrow_schema`.
+"""
+
+from __future__ import annotations
+
+from pyspark.sql import types as T
+
+_INTS = T.ArrayType(T.IntegerType(), True)
+
+
+def _f(name: str, dtype: T.DataType) -> T.StructField:
+    return T.StructField(name, dtype, True)
+
+
+def _longs(*names: str) -> list[T.StructField]:
+    return [_f(n, T.LongType()) for n in names]
+
+
+# What one log record says (`jobs.ingest.logparse.facts.Fact`), in its field order.
+FACT_FIELDS: tuple[T.StructField, ...] = (
+    _f("kind", T.StringType()),
+    _f("topic", T.StringType()),
+    _f("partition", T.IntegerType()),
+    _f("broker_id", T.IntegerType()),
+    _f("from_state", T.StringType()),
+    _f("to_state", T.StringType()),
+    _f("leader", T.IntegerType()),
+    _f("leader_epoch", T.IntegerType()),
+    _f("isr", _INTS),
+    _f("zk_version", T.IntegerType()),
+    _f("replicas", _INTS),
+    _f("brokers", _INTS),
+    _f("controller_id", T.IntegerType()),
+    _f("controller_epoch", T.IntegerType()),
+    _f("valid", T.BooleanType()),
+    _f("error", T.StringType()),
+    _f("detail", T.StringType()),
+)
+
+# -- written tables ------------------------------------------------------------------------
+
+OBSERVED_SCHEMA = T.StructType([
+    _f("cluster", T.StringType()),
+    _f("seq", T.LongType()),  # the last event at or before the observation (0: none yet)
+    _f("pos", T.LongType()),  # position in the merged order of all facts
+    _f("ts", T.TimestampType()),
+    _f("source", T.StringType()),  # file:line
+    _f("observed_by", T.StringType()),  # controller | broker
+    *FACT_FIELDS,
+])
+
+INGEST_SUMMARY_SCHEMA = T.StructType([
+    _f("cluster", T.StringType()),
+    _f("file", T.StringType()),  # "*": the total row
+    *_longs("lines_read", "lines_used", "lines_extracted", "lines_informational",
+            "lines_ignored", "lines_unparsed", "events", "observations"),
+])
+
+UNPARSED_SCHEMA = T.StructType([
+    _f("cluster", T.StringType()),
+    _f("file", T.StringType()),
+    _f("line", T.LongType()),
+    _f("ts", T.TimestampType()),
+    _f("text", T.StringType()),
+    _f("reason", T.StringType()),
+])
+
+# -- between the job's stages --------------------------------------------------------------
+
+# One row per fact, per unparsed line, and one count row per split ("block"); `rtype` says
+# which. Lines are numbered from 0 within the block (`rline`).
+PARSED_SCHEMA = T.StructType([
+    _f("rtype", T.StringType()),
+    _f("path", T.StringType()),
+    _f("block", T.LongType()),
+    _f("rline", T.LongType()),
+    _f("fidx", T.IntegerType()),  # index of the fact within its record
+    _f("ts", T.LongType()),
+    _f("ts_fill", T.LongType()),  # the timestamp a line without one takes
+    _f("observed_by", T.StringType()),
+    *FACT_FIELDS,
+    _f("text", T.StringType()),
+    _f("reason", T.StringType()),
+    *_longs("n_lines", "n_extracted", "n_informational", "n_ignored", "n_unparsed",
+            "first_ts", "last_ts"),
+])
+
+# Per block: its file's display name, the lines before it, the timestamp carried into it
+# and its file's first timestamp (computed on the driver from the count rows).
+BLOCK_SCHEMA = T.StructType([
+    _f("path", T.StringType()),
+    _f("block", T.LongType()),
+    _f("file", T.StringType()),
+    _f("offset", T.LongType()),
+    _f("carried", T.LongType()),
+    _f("file_first", T.LongType()),
+])
+
+# What the assembly step emits: a tag, then the union of event and observation fields.
+ASSEMBLED_SCHEMA = T.StructType([
+    _f("rtype", T.StringType()),
+    _f("seq", T.LongType()),
+    _f("pos", T.LongType()),
+    _f("ts", T.LongType()),
+    _f("source", T.StringType()),
+    _f("observed_by", T.StringType()),
+    _f("event_type", T.StringType()),
+    _f("unclean_leader_election", T.BooleanType()),
+    *FACT_FIELDS,
+])
