@@ -76,7 +76,7 @@ def add_part(
     t = ctx.topic(topic)
     part = t.parts.get(partition)
     if part is None:
-        part = t.parts[partition] = Part(partition)
+        part = t.parts[partition] = Part(partition, topic)
     ctx.set_assignment(t, part, tuple(replicas), tuple(adding), tuple(removing))
     if leader is not None:
         part.has_leadership = True
