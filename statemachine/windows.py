@@ -153,18 +153,26 @@ def settle(ctx: ControllerContext, cause: Cause | Callable[[Part], Cause]) -> No
     (`cause`: of the current event, or per partition for a cluster step), and forget them.
     Closed windows of one event come out sorted by (topic, partition, kind)."""
     touched = ctx.touched
+    topics, available, min_isr = ctx.topics, ctx.live_or_shutting_down, ctx.min_isr
+    default = ctx.default_min_isr
     if len(touched) == 1:
         # The hot path (an ISR change): one partition, and usually nothing to do.
         part = touched.pop()
         part.marked = False
-        mask = _conditions_in(ctx, part)
+        name = part.topic
+        topic = topics.get(name)
+        mask = conditions(part, topic is not None and topic.queued_for_deletion, available,
+                          min_isr.get(name, default) if min_isr else default)
         if mask != part.window_mask:
             _change(ctx, part, mask, cause if isinstance(cause, tuple) else cause(part))
         return
     changed: list[tuple[Part, int]] = []
     for part in touched:
         part.marked = False
-        mask = _conditions_in(ctx, part)
+        name = part.topic
+        topic = topics.get(name)
+        mask = conditions(part, topic is not None and topic.queued_for_deletion, available,
+                          min_isr.get(name, default) if min_isr else default)
         if mask != part.window_mask:
             changed.append((part, mask))
     touched.clear()
@@ -174,16 +182,6 @@ def settle(ctx: ControllerContext, cause: Cause | Callable[[Part], Cause]) -> No
         _change(ctx, part, mask, cause if isinstance(cause, tuple) else cause(part))
     if len(rows) - first > 1:
         rows[first:] = sorted(rows[first:], key=_ROW_ORDER)
-
-
-def _conditions_in(ctx: ControllerContext, part: Part) -> int:
-    """`conditions` of `part` in the context's cluster and settings."""
-    name = part.topic
-    topic = ctx.topics.get(name)
-    min_isr = ctx.min_isr
-    return conditions(part, topic is not None and topic.queued_for_deletion,
-                      ctx.live_or_shutting_down,
-                      min_isr.get(name, ctx.default_min_isr) if min_isr else ctx.default_min_isr)
 
 
 def mark_topics(ctx: ControllerContext, topics: Iterable[Topic]) -> None:
