@@ -15,12 +15,14 @@ from statemachine.rows import (
     Ints,
     LeaderAndIsrRow,
     PartitionStateRow,
+    PartitionWindowRow,
     ReplicaStateRow,
     StateChangeRow,
     StopReplicaRow,
     UpdateMetadataRow,
 )
 from statemachine.states import PARTITION_NAMES, REPLICA_NAMES
+from statemachine.windows import open_rows
 
 # NamedTuple rows built at C speed (a NamedTuple's own __new__ is a Python function).
 _new = tuple.__new__
@@ -35,6 +37,17 @@ class ReplayConfig:
     # delete.topic.enable: when false, deletion requests are ignored (Kafka's
     # `TopicDeletionManager.isDeleteTopicEnabled`).
     delete_topic_enable: bool = True
+    # min.insync.replicas (broker default, Kafka's 1) and per-topic overrides as
+    # (topic, value) pairs: what the `under_min_isr` windows compare the ISR with.
+    min_insync_replicas: int = 1
+    topic_min_insync_replicas: tuple[tuple[str, int], ...] = ()
+
+    def min_insync_replicas_of(self, topic: str) -> int:
+        """The topic's min.insync.replicas: its override, else the broker default."""
+        for name, value in self.topic_min_insync_replicas:
+            if name == topic:
+                return value
+        return self.min_insync_replicas
 
 
 @dataclass(slots=True)
@@ -50,12 +63,15 @@ class Outputs:
     findings: list[FindingRow] = field(default_factory=list)
     late: list[Event] = field(default_factory=list)
     applied: int = 0
+    # Closed windows as they close; then, from `emit_states`, the windows still open.
+    partition_windows: list[PartitionWindowRow] = field(default_factory=list)
 
     # The per-event tables (every table but the two state tables, which come once at the
     # end) can be taken in chunks while the fold runs: `replay(..., flush=...)`.
     def event_rows(self) -> int:
         return (len(self.state_changes) + len(self.leader_and_isr)
-                + len(self.update_metadata) + len(self.stop_replica) + len(self.findings))
+                + len(self.update_metadata) + len(self.stop_replica) + len(self.findings)
+                + len(self.partition_windows))
 
     def clear_event_rows(self) -> None:
         self.state_changes.clear()
@@ -63,6 +79,7 @@ class Outputs:
         self.update_metadata.clear()
         self.stop_replica.clear()
         self.findings.clear()
+        self.partition_windows.clear()
 
 
 class ControllerContext:
@@ -73,7 +90,8 @@ class ControllerContext:
     __slots__ = (
         "config", "timeline", "topics", "out", "seq", "ts", "source",
         "live", "shutting_down", "live_or_shutting_down", "epoch", "controller",
-        "topics_by_broker", "last_batch_id",
+        "topics_by_broker", "last_batch_id", "touched", "min_isr",
+        "default_min_isr",
     )
 
     def __init__(self, config: ReplayConfig, timeline: ClusterTimeline,
@@ -99,6 +117,15 @@ class ControllerContext:
             for part in topic.parts.values():
                 for r in part.replicas:
                     self.topics_by_broker.setdefault(r, set()).add(topic.name)
+                if part.has_leadership and part.leader >= 0:
+                    # A leader outside the assignment (a reassignment whose re-election
+                    # failed) must still be found when its broker's liveness changes.
+                    self.topics_by_broker.setdefault(part.leader, set()).add(topic.name)
+        # The partitions touched by the current event or step, each once (`Part.marked`):
+        # the windows are evaluated on them after it (`statemachine.windows.settle`).
+        self.touched: list[Part] = []
+        self.min_isr = dict(config.topic_min_insync_replicas)
+        self.default_min_isr = config.min_insync_replicas
 
     # -- the current event ------------------------------------------------------------
 
@@ -118,6 +145,17 @@ class ControllerContext:
         if part.counted_seq != self.seq:
             part.counted_seq, part.step, part.batch, part.batch_id = self.seq, 0, 0, 0
         part.last_seq = self.seq
+        if not part.marked:
+            part.marked = True
+            self.touched.append(part)
+
+    def mark(self, part: Part) -> None:
+        """Have `part`'s windows evaluated after the current event, without counting it as
+        changed (a liveness change, an assignment change of a partition with no state
+        change)."""
+        if not part.marked:
+            part.marked = True
+            self.touched.append(part)
 
     def new_batch(self) -> int:
         self.last_batch_id += 1
@@ -164,6 +202,7 @@ class ControllerContext:
     def set_assignment(self, topic: Topic, part: Part, replicas: Ints,
                        adding: Ints = (), removing: Ints = ()) -> None:
         part.replicas, part.adding, part.removing = replicas, adding, removing
+        self.mark(part)
         for r in replicas:
             s = self.topics_by_broker.get(r)
             if s is None:
@@ -176,7 +215,9 @@ class ControllerContext:
     # -- end of replay ----------------------------------------------------------------
 
     def emit_states(self) -> None:
+        """The state tables, and the windows still open, sorted by topic and partition."""
         ps, rs = self.out.partition_states, self.out.replica_states
+        pw = self.out.partition_windows
         for name in sorted(self.topics):
             topic = self.topics[name]
             for part in topic.sorted_parts():
@@ -194,3 +235,5 @@ class ControllerContext:
                 for b in sorted(part.replica_states):
                     rs.append(ReplicaStateRow(
                         name, part.partition, b, REPLICA_NAMES[part.replica_states[b]]))
+                if part.windows:
+                    pw.extend(open_rows(name, part))

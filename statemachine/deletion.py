@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from statemachine import windows
 from statemachine.context import ControllerContext
 from statemachine.model import Part, Topic
 from statemachine.partition_machine import handle_partition_changes
@@ -35,6 +36,7 @@ def _in_state(replicas: Sequence[Replica], state: ReplicaState) -> list[Replica]
 
 def enqueue(ctx: ControllerContext, topic: Topic) -> None:
     topic.queued_for_deletion = True
+    windows.mark_topics(ctx, (topic,))  # its partitions' windows change kind
     resume_deletions(ctx, topic)
 
 

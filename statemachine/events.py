@@ -10,7 +10,7 @@ from statemachine.rows import Ints
 
 class Event(NamedTuple):
     seq: int
-    ts: Any  # passed through to every output row; never read
+    ts: Any  # passed through to every output row; read only for partition_windows.seconds
     event_type: str
     broker_id: int | None = None
     topic: str | None = None

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from schemas import event_types as ET
-from statemachine import deletion, reassignment
+from statemachine import deletion, reassignment, windows
 from statemachine.cluster import BROKER_CHANGE, FAILOVER, SHUTDOWN, ClusterState, ClusterStep
 from statemachine.context import ControllerContext
 from statemachine.events import Event
@@ -56,6 +56,7 @@ def trigger_online(ctx: ControllerContext, topic: Topic, parts: Sequence[Part]) 
 
 def apply_cluster_step(ctx: ControllerContext, step: ClusterStep) -> None:
     ctx.begin(step.seq, step.ts, None)
+    leaders = windows.leaders_before(ctx, step)
     ctx.epoch, ctx.controller = step.epoch, step.controller
     if step.kind == FAILOVER:
         ctx.set_liveness(step.live_after, step.shutting_down_after)
@@ -69,6 +70,7 @@ def apply_cluster_step(ctx: ControllerContext, step: ClusterStep) -> None:
             on_controlled_shutdown(ctx, topic, step.broker)
     ctx.set_cluster(ClusterState(step.live_after, step.shutting_down_after, step.epoch,
                                  step.controller))
+    windows.settle_step(ctx, step, leaders)
 
 
 def _broker_change(ctx: ControllerContext, step: ClusterStep) -> None:
@@ -245,6 +247,8 @@ def apply_event(ctx: ControllerContext, e: Event) -> None:
                     f"event type {e.event_type!r} is not a topic or partition event")
         return
     handler(ctx, e)
+    if ctx.touched:
+        windows.settle(ctx, (e.event_type, None))
 
 
 def _known_part(ctx: ControllerContext, e: Event, kind: str) -> tuple[Topic, Part] | None:
@@ -270,7 +274,7 @@ def _partition_created(ctx: ControllerContext, e: Event) -> None:
                     f"{e.topic}-{e.partition} already has assignment {list(part.replicas)}")
         return
     if part is None:
-        part = topic.parts[e.partition] = Part(e.partition)
+        part = topic.parts[e.partition] = Part(e.partition, topic.name)
     if e.unclean_leader_election is not None:
         topic.unclean_leader_election_enable = e.unclean_leader_election
     ctx.set_assignment(topic, part, tuple(e.replicas))

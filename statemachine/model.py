@@ -16,6 +16,7 @@ from typing import Any
 
 from statemachine.rows import Ints
 from statemachine.states import PartitionState, ReplicaState
+from statemachine.windows import OpenWindow, window_mask
 
 RECOVERED = "RECOVERED"
 RECOVERING = "RECOVERING"
@@ -33,12 +34,20 @@ class Part:
         "has_leadership", "leader", "leader_epoch", "isr", "zk_version", "controller_epoch",
         "zk_controller_epoch",
         "recovering", "partition_state", "replica_states", "last_seq",
+        # Open windows of unavailability (`statemachine.windows`): kind -> OpenWindow;
+        # None while none is open, so that a healthy partition costs nothing.
+        "windows",
         # Transient (never saved): the step and batch counters of seq `counted_seq`.
         "counted_seq", "step", "batch", "batch_id",
+        # Transient: the topic's name (its rows need it; the saved topic holds it), the
+        # window kinds open (a bit mask derived from `windows`), and whether the current
+        # event or step has touched the partition (`ControllerContext.touched`).
+        "topic", "window_mask", "marked",
     )
 
-    def __init__(self, partition: int) -> None:
+    def __init__(self, partition: int, topic: str = "") -> None:
         self.partition = partition
+        self.topic = topic
         self.replicas: Ints = ()
         self.adding: Ints = ()
         self.removing: Ints = ()
@@ -58,6 +67,9 @@ class Part:
         self.partition_state: int = PartitionState.NonExistentPartition
         self.replica_states: dict[int, int] = {}
         self.last_seq = -1
+        self.windows: dict[str, OpenWindow] | None = None
+        self.window_mask = 0
+        self.marked = False
         self.counted_seq = -1  # the seq the three counters below belong to
         self.step = 0  # state changes of this partition recorded in `counted_seq`
         self.batch = 0  # request batches that carried this partition in `counted_seq`
@@ -92,24 +104,31 @@ class Part:
         self.controller_epoch = self.zk_controller_epoch = epoch
 
     def freeze(self) -> tuple[Any, ...]:
+        windows = self.windows
         return (
             self.partition, self.replicas, self.adding, self.removing,
             self.has_leadership, self.leader, self.leader_epoch, self.isr, self.zk_version,
             self.controller_epoch, self.zk_controller_epoch, self.recovering, self.partition_state,
             tuple(sorted(self.replica_states.items())), self.last_seq,
+            tuple(sorted(windows.items())) if windows else None,
         )
 
     @classmethod
-    def thaw(cls, t: tuple[Any, ...]) -> Part:
+    def thaw(cls, t: tuple[Any, ...], topic: str = "") -> Part:
+        """The part frozen as `t` (format 2, or format 1: 15 fields, no windows)."""
         p = cls.__new__(cls)
         (
             p.partition, p.replicas, p.adding, p.removing,
             p.has_leadership, p.leader, p.leader_epoch, p.isr, p.zk_version,
             p.controller_epoch, p.zk_controller_epoch, p.recovering, partition_state,
             replica_states, p.last_seq,
-        ) = t
+        ) = t[:15]
         p.partition_state = partition_state
         p.replica_states = dict(replica_states)
+        windows = t[15] if len(t) > 15 else None
+        p.windows = {kind: OpenWindow(*w) for kind, w in windows} if windows else None
+        p.window_mask = window_mask(p.windows)
+        p.topic, p.marked = topic, False
         p.counted_seq, p.step, p.batch, p.batch_id = -1, 0, 0, 0
         return p
 
@@ -155,14 +174,16 @@ class Topic:
         topic = cls(name)
         topic.queued_for_deletion, topic.deletion_started = queued, started
         topic.ineligible_for_deletion, topic.unclean_leader_election_enable = ineligible, unclean
-        topic.parts = {part.partition: part for part in map(Part.thaw, parts)}
+        topic.parts = {part.partition: part for part in (Part.thaw(t, name) for t in parts)}
         topic.deletion_started_count = sum(
             1 for p in topic.parts.values() for s in p.replica_states.values()
             if s == ReplicaState.ReplicaDeletionStarted)
         return topic
 
 
-STATE_FORMAT = 1
+# 2: a Part ends with its open windows. Format 1 (without) still loads.
+STATE_FORMAT = 2
+_READABLE_FORMATS = (1, 2)
 
 
 @dataclass(frozen=True, slots=True)
@@ -184,8 +205,9 @@ class BucketState:
     @classmethod
     def from_bytes(cls, data: bytes) -> BucketState:
         fmt, watermark, topics = pickle.loads(zlib.decompress(data))
-        if fmt != STATE_FORMAT:
-            raise ValueError(f"saved state has format {fmt}, this build reads {STATE_FORMAT}")
+        if fmt not in _READABLE_FORMATS:
+            raise ValueError(f"saved state has format {fmt}, this build reads "
+                             f"{' and '.join(map(str, _READABLE_FORMATS))}")
         return cls(watermark, topics)
 
     def thaw(self) -> dict[str, Topic]:

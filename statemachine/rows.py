@@ -128,3 +128,19 @@ class ControllerRow(NamedTuple):
     seq: int
     ts: Any
     live_brokers: Ints
+
+
+class PartitionWindowRow(NamedTuple):
+    """A window during which a partition met one of `statemachine.windows`' conditions."""
+
+    topic: str
+    partition: int
+    kind: str  # offline | under_replicated | under_min_isr | reassigning | deleting
+    start_seq: int
+    start_ts: Any
+    end_seq: int | None  # None: still open at the end of the replay
+    end_ts: Any
+    seconds: float | None  # (end_ts - start_ts) / 1e6 once closed
+    cause_event: str | None  # the event type that opened it
+    cause_broker: int | None  # its broker (None for topic and partition events)
+    end_event: str | None  # the event type that closed it

@@ -76,7 +76,7 @@ def add_part(
     t = ctx.topic(topic)
     part = t.parts.get(partition)
     if part is None:
-        part = t.parts[partition] = Part(partition)
+        part = t.parts[partition] = Part(partition, topic)
     ctx.set_assignment(t, part, tuple(replicas), tuple(adding), tuple(removing))
     if leader is not None:
         part.has_leadership = True
@@ -193,11 +193,13 @@ def topic_of(ctx: ControllerContext, name: str) -> Topic:
 
 class Log:
     """An event log under construction: each call appends one controller event with the
-    next `seq` and returns that seq."""
+    next `seq` and returns that seq. With `tick`, an event's `ts` is `seq * tick`
+    (microseconds, as in the job); without, None."""
 
-    def __init__(self, start: int = 1) -> None:
+    def __init__(self, start: int = 1, tick: int | None = None) -> None:
         self.events: list[Event] = []
         self.seq = start - 1
+        self.tick = tick
 
     def _add(self, event_type: str, *, same_seq: bool = False, **fields: Any) -> int:
         if not same_seq:
@@ -205,7 +207,8 @@ class Log:
         for key in ("replicas", "isr", "brokers"):
             if fields.get(key) is not None:
                 fields[key] = tuple(fields[key])
-        self.events.append(Event(self.seq, None, event_type, source=f"test:{self.seq}",
+        ts = None if self.tick is None else self.seq * self.tick
+        self.events.append(Event(self.seq, ts, event_type, source=f"test:{self.seq}",
                                  **fields))
         return self.seq
 
