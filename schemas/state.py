@@ -6,7 +6,8 @@ the cluster-scope rows (and rows without a topic), which the driver-side timelin
 
 * State: one `binary` column, the core's `BucketState.to_bytes()`. Collections must not be
   Spark arrays or maps here: PySpark 4.3.0 crashes on them in a state schema
-  (`KeyError: 'elementType'`, SPARK-NOTES §1).
+  (`KeyError: 'elementType'`: the Python worker receives the state schema's JSON
+  lower-cased).
 * Output: one flat "tagged" row per (group, table): `payload` is that table's rows for the
   group, serialised once as columns (`jobs.replay.codec`), decoded per table in
   `foreachBatch`. A row with `table = COUNTS_TAG` carries the group's row counts instead.

@@ -18,7 +18,7 @@ ROCKSDB_PROVIDER = "org.apache.spark.sql.execution.streaming.state.RocksDBStateS
 DEFAULTS: dict[str, str] = {
     "spark.sql.session.timeZone": "UTC",
     "spark.sql.streaming.stateStore.providerClass": ROCKSDB_PROVIDER,
-    # Re-running a run_id replaces that run's partition of every table (DESIGN §8).
+    # Re-running a run_id replaces that run's partition of every table, never duplicating rows.
     "spark.sql.sources.partitionOverwriteMode": "dynamic",
     "spark.sql.execution.arrow.pyspark.enabled": "true",
 }

@@ -1,6 +1,6 @@
 """Validation and keying of event rows: DataFrame -> DataFrame, streaming-compatible.
 
-Every row gets a `reason` (null when it honours the input contract, DESIGN §4 and §6) and
+Every row gets a `reason` (null when it honours the input contract, docs/tables.md) and
 its group key `(cluster, bucket)`. Bad rows are not dropped here: they travel with their
 group and the replay function writes them to `quarantine`, so that the one streaming query
 sees, counts and accounts for every row it reads.

@@ -2,7 +2,7 @@
 
 A file Spark cannot read with `EVENT_SCHEMA` (a required column missing, a column of the
 wrong type) must fail the job before anything is written, with a message naming the column
-and the file (DESIGN §6). Spark would only fail inside the streaming query, or silently read
+and the file. Spark would only fail inside the streaming query, or silently read
 a missing column as nulls, so the footers are checked first with pyarrow on the driver.
 """
 
@@ -18,8 +18,8 @@ from pyspark.sql import types as T
 
 from schemas.events import EVENT_SCHEMA, REQUIRED_COLUMNS
 
-# File-source options shared by the batch and the streaming readers: any layout under the
-# directory (DESIGN §4); hidden and `_`-prefixed files are skipped by Spark as by us.
+# File-source options shared by the batch and the streaming readers: any file layout under
+# the directory is a log (the input contract, docs/tables.md); hidden and `_`-prefixed files are skipped by Spark as by us.
 READ_OPTIONS = {"recursiveFileLookup": "true"}
 
 
@@ -116,7 +116,7 @@ def check_event_files(events_dir: str, log: Callable[[str], None] = print) -> in
                 raise EventSchemaError(f"{path}: required column '{column}' is missing")
         for field in schema:
             if field.name not in expected:
-                continue  # extra columns are ignored (DESIGN §4)
+                continue  # extra columns are ignored (the input contract)
             problem = _compatible(expected[field.name], field.type)
             if problem is not None:
                 raise EventSchemaError(f"{path}: column '{field.name}' has type {problem}")
