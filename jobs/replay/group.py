@@ -168,11 +168,12 @@ def read_group(pdfs: Iterable[pd.DataFrame], group: GroupInput, output: GroupOut
                 group.horizons.append(int(horizon))
             if wake or payload is None:
                 continue
-            for row in unpack(payload):  # (reason, *event fields)
-                if row[0] is None:
-                    group.valid.add(row[1:])
+            for row in unpack(payload):
+                reason, event = row[0], row[1:]  # a packed row: (reason, *event fields)
+                if reason is None:
+                    group.valid.add(event)
                     continue
-                group.quarantined.append((*row[1:], row[0]))
+                group.quarantined.append((*event, reason))
                 group.quarantined_count += 1
                 if len(group.quarantined) >= FLUSH_ROWS:
                     output.add("quarantine", group.quarantined)
@@ -190,7 +191,7 @@ def account_cluster_rows(group: GroupInput, timeline: ClusterTimeline, watermark
     out = Outputs()
     out.findings = [f for f in timeline.findings if (f.seq or -1) > watermark
                     and (until is None or (f.seq or -1) <= until)]
-    out.late = [Event(*e) for e in distinct if e[0] <= watermark]
+    out.late = [e for e in map(Event._make, distinct) if e.seq <= watermark]
     out.applied = len(distinct) - len(out.late)
     last = timeline.last_seq
     if until is not None and last is not None:
@@ -252,7 +253,7 @@ def make_replay_fn(timelines: dict[str, ClusterTimeline], config: ReplayConfig) 
     def replay_group(
         key: tuple[Any, ...], pdfs: Iterable[pd.DataFrame], state: GroupState
     ) -> Iterator[pd.DataFrame]:
-        cluster, bucket = str(key[0]), int(key[1])
+        cluster, bucket = str(key[0]), int(key[1])  # the grouping key: (cluster, bucket)
         timeline = timelines.get(cluster, empty_timeline)
         with gc_paused():
             for tagged in replay_one_group(cluster, bucket, pdfs, state, timeline, config):

@@ -59,7 +59,7 @@ def scan_log(events: DataFrame, buckets: int) -> LogScan:
     normalised = events.withColumn(
         "cluster", F.coalesce(F.col("cluster"), F.lit(ET.DEFAULT_CLUSTER))
     )
-    clusters = sorted(r[0] for r in normalised.select("cluster").distinct().collect())
+    clusters = sorted(r["cluster"] for r in normalised.select("cluster").distinct().collect())
     fields = [F.unix_micros(F.col("ts")).alias("ts") if f == "ts" else F.col(f)
               for f in EVENT_FIELDS]
     # `isin` first: the reason is evaluated only for the few cluster rows (And short-cuts).
@@ -67,7 +67,7 @@ def scan_log(events: DataFrame, buckets: int) -> LogScan:
         reason_column().isNull()
     by_cluster: dict[str, set[Event]] = {c: set() for c in clusters}
     for r in normalised.where(is_cluster_event).select("cluster", *fields).distinct().collect():
-        by_cluster[r[0]].add(event_of(r[1:]))
+        by_cluster[r["cluster"]].add(event_of(r[f] for f in EVENT_FIELDS))
     return log_scan(clusters, by_cluster, buckets)
 
 
