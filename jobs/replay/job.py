@@ -185,7 +185,11 @@ def timeline_stage(spark: SparkSession, s: Settings) -> TimelineStage:
         for table, rows in timeline_rows(timeline).items():
             rows_written[cluster][table] = len(rows)
             batches[table].append(rows_to_record_batch(table, cluster, s.run_id, rows))
-    # The two small timeline tables are written while the replay runs (independent jobs).
+    # The two small timeline tables are written by a background thread while the stream
+    # runs (independent Spark jobs). Measured once on the bench log (1M events, 2 cores
+    # shared with other work): the timeline stage took 4.4 s with the writes in the
+    # background (the summary stage then waited 0.0 s for them) against 15.6 s with the
+    # writes inline; on the sample log the inline writes took 2.2 s.
     background = ThreadPoolExecutor(max_workers=1)
     writes = [background.submit(write_arrow, spark, batches[table], s.out, table, s.run_id)
               for table in TIMELINE_TABLES]
