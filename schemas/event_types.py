@@ -1,4 +1,4 @@
-"""Event type names of the controller event log (DESIGN §4), one constant each.
+"""Event type names of the controller event log (docs/tables.md), one constant each.
 
 Names follow Kafka's controller events. This module is pure Python so that the core
 (`statemachine/`), the jobs and the ingest parser all share one spelling.

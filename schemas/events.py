@@ -1,4 +1,4 @@
-"""Spark schema of the controller event log (DESIGN §4)."""
+"""Spark schema of the controller event log, the input contract (docs/tables.md)."""
 
 from __future__ import annotations
 
@@ -40,7 +40,7 @@ EVENT_SCHEMA = T.StructType(
     ]
 )
 
-# Columns without which a file cannot be read at all (DESIGN §6: fail before writing).
+# Columns without which a file cannot be read at all: the job fails before writing.
 REQUIRED_COLUMNS: tuple[str, ...] = ("seq", "ts", "event_type")
 
 assert tuple(f.name for f in EVENT_SCHEMA.fields) == EVENT_COLUMNS

@@ -6,10 +6,12 @@ the cluster-scope rows (and rows without a topic), which the driver-side timelin
 
 * State: one `binary` column, the core's `BucketState.to_bytes()`. Collections must not be
   Spark arrays or maps here: PySpark 4.3.0 crashes on them in a state schema
-  (`KeyError: 'elementType'`, SPARK-NOTES §1).
+  (`KeyError: 'elementType'`: the Python worker receives the state schema's JSON
+  lower-cased).
 * Output: one flat "tagged" row per (group, table): `payload` is that table's rows for the
   group, serialised once as columns (`jobs.replay.codec`), decoded per table in
-  `foreachBatch`. A row with `table = COUNTS_TAG` carries the group's row counts instead.
+  `foreachBatch`. A row with `table = COUNTS_TAG` carries the group's counts instead
+  (GROUP_COUNTS_SCHEMA, one row, encoded the same way).
 """
 
 from __future__ import annotations
@@ -42,7 +44,8 @@ def _operator_field(f: T.StructField) -> T.StructField:
 
 # Columns the operator receives: the group key, wake flag, the quarantine reason (null when
 # the row is valid), then the event columns with `ts` as microseconds since the epoch and
-# the lists as JSON text.
+# the lists as JSON text, then a wake row's horizon (WAKE_SCHEMA). An event row has no
+# horizon; a wake row has only the key, the flag and the horizon.
 REPLAY_INPUT_SCHEMA = T.StructType(
     [
         T.StructField("cluster", T.StringType(), False),
@@ -50,12 +53,14 @@ REPLAY_INPUT_SCHEMA = T.StructType(
         T.StructField("wake", T.BooleanType(), False),
         T.StructField("reason", T.StringType(), True),
         *[_operator_field(f) for f in EVENT_SCHEMA.fields if f.name != "cluster"],
+        T.StructField("horizon", T.LongType(), True),
     ]
 )
 
 # The reason and event fields of one row, as packed for the operator (`jobs.replay.pack`).
 ROW_COLUMNS: tuple[str, ...] = tuple(
-    f.name for f in REPLAY_INPUT_SCHEMA.fields if f.name not in ("cluster", "bucket", "wake")
+    f.name for f in REPLAY_INPUT_SCHEMA.fields
+    if f.name not in ("cluster", "bucket", "wake", "horizon")
 )
 
 # What the stateful operator receives: per input batch, one row per (cluster, bucket, wake)
@@ -72,6 +77,8 @@ PACKED_SCHEMA = T.StructType(
     ]
 )
 
+# What the operator returns: per group and output table, the number of rows and the payload
+# that holds them; per group, one COUNTS_TAG row whose payload is a GROUP_COUNTS_SCHEMA row.
 TAGGED_SCHEMA = T.StructType(
     [
         T.StructField("cluster", T.StringType(), False),
@@ -79,17 +86,23 @@ TAGGED_SCHEMA = T.StructType(
         T.StructField("table", T.StringType(), False),
         T.StructField("rows", T.LongType(), False),
         T.StructField("payload", T.BinaryType(), True),
-        # Only on COUNTS_TAG rows: the reconciliation counts of the group in this batch.
-        T.StructField("rows_read", T.LongType(), True),
-        T.StructField("rows_applied", T.LongType(), True),
-        T.StructField("rows_duplicate", T.LongType(), True),
-        T.StructField("rows_quarantined", T.LongType(), True),
-        T.StructField("rows_late", T.LongType(), True),
-        T.StructField("findings_by_kind", T.StringType(), True),  # JSON {kind: count}
-        # JSON {state: count} of the group's partitions after the batch, and the first
-        # OFFLINE_LISTED offline partitions ("topic-partition"), for the human summary.
-        T.StructField("partitions_by_state", T.StringType(), True),
-        T.StructField("offline_partitions", T.StringType(), True),
+    ]
+)
+
+# The reconciliation counts of one group in one batch (rows_read = rows_applied +
+# rows_duplicate + rows_quarantined + rows_late), findings as JSON {kind: count}, and, for
+# the human summary, JSON {state: count} of the group's partitions after the batch and the
+# first OFFLINE_LISTED offline partitions as JSON [[topic, partition], ...].
+GROUP_COUNTS_SCHEMA = T.StructType(
+    [
+        T.StructField("rows_read", T.LongType(), False),
+        T.StructField("rows_applied", T.LongType(), False),
+        T.StructField("rows_duplicate", T.LongType(), False),
+        T.StructField("rows_quarantined", T.LongType(), False),
+        T.StructField("rows_late", T.LongType(), False),
+        T.StructField("findings_by_kind", T.StringType(), False),
+        T.StructField("partitions_by_state", T.StringType(), False),
+        T.StructField("offline_partitions", T.StringType(), False),
     ]
 )
 
@@ -98,6 +111,7 @@ TAGGED_SCHEMA = T.StructType(
 # `horizon` is the last cluster step of the log that run's driver scanned: a batch applies
 # the timeline after its events only that far. It matters when Spark re-executes a batch an
 # earlier, crashed run planned: that batch's files end before the new files' cluster steps.
+# The files are the source of a stream, so this schema is fixed for the checkpoint's life.
 WAKE_SCHEMA = T.StructType(
     [
         T.StructField("cluster", T.StringType(), False),

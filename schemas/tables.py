@@ -1,8 +1,8 @@
-"""Spark schemas of every output table (DESIGN §5), one `StructType` each.
+"""Spark schemas of every output table (docs/tables.md), one `StructType` each.
 
 Every table starts with `cluster` and `run_id`; the rest of the columns are, in order, the
 fields of the core's row NamedTuple for that table (`statemachine/rows.py`), which
-`tests/test_schemas.py` checks. Tables are Parquet directories under the job's `--out`,
+`tests/schemas/test_schemas.py` checks. Tables are Parquet directories under the job's `--out`,
 named by the keys of `TABLES`, partitioned by `run_id`.
 
 Timestamps are UTC (`TimestampType`, the session time zone is UTC); lists of broker ids are

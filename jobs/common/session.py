@@ -11,14 +11,17 @@ import os
 import sys
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pyspark.sql import SparkSession
 
 ROCKSDB_PROVIDER = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
 
 DEFAULTS: dict[str, str] = {
     "spark.sql.session.timeZone": "UTC",
     "spark.sql.streaming.stateStore.providerClass": ROCKSDB_PROVIDER,
-    # Re-running a run_id replaces that run's partition of every table (DESIGN §8).
+    # Re-running a run_id replaces that run's partition of every table, never duplicating rows.
     "spark.sql.sources.partitionOverwriteMode": "dynamic",
     "spark.sql.execution.arrow.pyspark.enabled": "true",
 }
@@ -51,7 +54,7 @@ def build_session(
     master: str | None = None,
     conf: Mapping[str, str] | str | os.PathLike[str] | None = None,
     properties_file: str | os.PathLike[str] | None = None,
-) -> Any:
+) -> SparkSession:
     """Return a SparkSession (an active one is reused, its runtime settings updated).
 
     `conf` is a mapping of settings or the path of a properties file. Without `master`, a

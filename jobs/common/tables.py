@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 import pyarrow as pa
+from pyspark.sql import DataFrame, SparkSession
 
 from schemas.tables import TABLES
 
@@ -18,20 +19,21 @@ def table_path(out_dir: str, table: str) -> str:
     return f"{out_dir.rstrip('/')}/{table}"
 
 
-def _hadoop_path(spark: Any, path: str) -> tuple[Any, Any]:
+def _hadoop_path(spark: SparkSession, path: str) -> tuple[Any, Any]:
     jvm = spark.sparkContext._jvm
+    assert jvm is not None  # a live session has its gateway
     hpath = jvm.org.apache.hadoop.fs.Path(path)
     return hpath.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration()), hpath
 
 
-def delete_path(spark: Any, path: str) -> None:
+def delete_path(spark: SparkSession, path: str) -> None:
     """Recursive delete through Hadoop's FileSystem (works for local, HDFS, object stores)."""
     filesystem, hpath = _hadoop_path(spark, path)
     if filesystem.exists(hpath):
         filesystem.delete(hpath, True)
 
 
-def rename_path(spark: Any, source: str, target: str) -> None:
+def rename_path(spark: SparkSession, source: str, target: str) -> None:
     """Move a file or directory within one filesystem (the target must not exist)."""
     filesystem, hsource = _hadoop_path(spark, source)
     _, htarget = _hadoop_path(spark, target)
@@ -39,22 +41,23 @@ def rename_path(spark: Any, source: str, target: str) -> None:
         raise OSError(f"could not rename {source} to {target}")
 
 
-def path_exists(spark: Any, path: str) -> bool:
+def path_exists(spark: SparkSession, path: str) -> bool:
     filesystem, hpath = _hadoop_path(spark, path)
     return bool(filesystem.exists(hpath))
 
 
-def read_text(spark: Any, path: str) -> str:
+def read_text(spark: SparkSession, path: str) -> str:
     filesystem, hpath = _hadoop_path(spark, path)
     stream = filesystem.open(hpath)
     jvm = spark.sparkContext._jvm
+    assert jvm is not None
     try:
         return str(jvm.org.apache.commons.io.IOUtils.toString(stream, "UTF-8"))
     finally:
         stream.close()
 
 
-def write_text(spark: Any, path: str, text: str) -> None:
+def write_text(spark: SparkSession, path: str, text: str) -> None:
     filesystem, hpath = _hadoop_path(spark, path)
     stream = filesystem.create(hpath, True)
     try:
@@ -64,7 +67,8 @@ def write_text(spark: Any, path: str, text: str) -> None:
 
 
 def write_table(
-    spark: Any, df: Any, out_dir: str, table: str, run_id: str, rows: int, replace: bool
+    spark: SparkSession, df: DataFrame | None, out_dir: str, table: str, run_id: str,
+    rows: int, replace: bool,
 ) -> None:
     """Write `df` (already in the table's schema) as this run's rows of `table`.
 
@@ -72,7 +76,7 @@ def write_table(
     rows are appended to it (a later micro-batch of the same run).
     """
     path = table_path(out_dir, table)
-    if rows == 0:
+    if rows == 0 or df is None:
         if replace:
             delete_path(spark, f"{path}/run_id={run_id}")
         return
@@ -85,7 +89,7 @@ def write_table(
 
 
 def write_arrow(
-    spark: Any, batches: list[pa.RecordBatch], out_dir: str, table: str, run_id: str
+    spark: SparkSession, batches: list[pa.RecordBatch], out_dir: str, table: str, run_id: str
 ) -> int:
     """Write small driver-side tables (timelines, run summary) built as Arrow batches."""
     schema = TABLES[table]

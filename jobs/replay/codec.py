@@ -1,51 +1,36 @@
-"""Rows of the core <-> the binary payloads of the tagged output <-> Arrow batches of a table.
+"""Rows of the core <-> the binary payloads of the tagged output <-> Arrow batches of a table;
+and a group's counts <-> the payload of its counts row.
 
 A group's rows for one table are serialised once, in the Python worker that folded them, as
 an Arrow IPC stream of the table's columns after (cluster, run_id). The stateful UDF thus
 returns a handful of rows per group whatever the number of output rows (the per-group
-pandas->Arrow conversion is what costs milliseconds, SPARK-NOTES §4), and the decoder in
+pandas->Arrow conversion is what costs milliseconds: about 2.6 ms per group for
+`applyInPandasWithState`, measured: docs/replay-job.md), and the decoder in
 `mapInArrow` does no per-row Python work: it reads each payload back as Arrow and prepends
 the two constant columns. Timestamps travel as microseconds since the epoch (UTC).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from functools import cache
 from operator import itemgetter
-from typing import Any
+from typing import Any, NamedTuple
 
 import pyarrow as pa
-from pyspark.sql import types as T
 
+from schemas.arrow import arrow_schema
+from schemas.state import GROUP_COUNTS_SCHEMA
 from schemas.tables import TABLES
 
-
-def arrow_type(dtype: T.DataType) -> pa.DataType:
-    """The Arrow type Spark expects from `mapInArrow` for a (flat) table column."""
-    if isinstance(dtype, T.StringType):
-        return pa.string()
-    if isinstance(dtype, T.LongType):
-        return pa.int64()
-    if isinstance(dtype, T.IntegerType):
-        return pa.int32()
-    if isinstance(dtype, T.BooleanType):
-        return pa.bool_()
-    if isinstance(dtype, T.DoubleType):
-        return pa.float64()
-    if isinstance(dtype, T.TimestampType):
-        return pa.timestamp("us", tz="UTC")
-    if isinstance(dtype, T.BinaryType):
-        return pa.binary()
-    if isinstance(dtype, T.ArrayType):
-        return pa.list_(arrow_type(dtype.elementType))
-    if isinstance(dtype, T.MapType):
-        return pa.map_(arrow_type(dtype.keyType), arrow_type(dtype.valueType))
-    raise TypeError(f"no Arrow type for {dtype!r}")
+# A `mapInArrow` function: Arrow batches in, Arrow batches out.
+ArrowMap = Callable[[Iterable[pa.RecordBatch]], Iterator[pa.RecordBatch]]
 
 
-def arrow_schema(table: str) -> pa.Schema:
-    return pa.schema([pa.field(f.name, arrow_type(f.dataType)) for f in TABLES[table].fields])
+@cache
+def table_schema(table: str) -> pa.Schema:
+    """The Arrow schema of `table` (every column of every table is nullable)."""
+    return arrow_schema(TABLES[table])
 
 
 # LZ4 frames: the rows are very repetitive (214 MB of state_changes on the bench log become
@@ -56,7 +41,7 @@ IPC_OPTIONS = pa.ipc.IpcWriteOptions(compression="lz4")
 @cache
 def body_schema(table: str) -> pa.Schema:
     """The columns of `table` a payload carries: all but the leading cluster and run_id."""
-    schema = arrow_schema(table)
+    schema = table_schema(table)
     assert schema.names[:2] == ["cluster", "run_id"], schema.names
     return pa.schema(list(schema)[2:])
 
@@ -71,9 +56,7 @@ def _arrays(schema: pa.Schema, cols: Sequence[Sequence[Any]]) -> list[pa.Array]:
     return arrays
 
 
-def encode(table: str, rows: Sequence[Sequence[Any]]) -> bytes:
-    """A group's row tuples of `table` (columns after cluster, run_id) as one IPC payload."""
-    schema = body_schema(table)
+def _encode(schema: pa.Schema, rows: Sequence[Sequence[Any]]) -> bytes:
     cols = [list(map(itemgetter(i), rows)) for i in range(len(schema))]
     batch = pa.RecordBatch.from_arrays(_arrays(schema, cols), schema=schema)
     sink = pa.BufferOutputStream()
@@ -82,17 +65,48 @@ def encode(table: str, rows: Sequence[Sequence[Any]]) -> bytes:
     return bytes(sink.getvalue())
 
 
+def encode(table: str, rows: Sequence[Sequence[Any]]) -> bytes:
+    """A group's row tuples of `table` (columns after cluster, run_id) as one IPC payload."""
+    return _encode(body_schema(table), rows)
+
+
 def decode(payload: bytes) -> pa.Table:
-    """One payload back as Arrow: the body columns of its table."""
+    """One payload back as Arrow: the body columns of its table (or the group's counts)."""
     with pa.ipc.open_stream(payload) as reader:
         return reader.read_all()
+
+
+class GroupCounts(NamedTuple):
+    """The payload of a group's COUNTS_TAG row: GROUP_COUNTS_SCHEMA, field for field."""
+
+    rows_read: int
+    rows_applied: int
+    rows_duplicate: int
+    rows_quarantined: int
+    rows_late: int
+    findings_by_kind: str  # JSON {kind: count}
+    partitions_by_state: str  # JSON {state: count}
+    offline_partitions: str  # JSON [[topic, partition], ...]
+
+
+COUNTS_ARROW = arrow_schema(GROUP_COUNTS_SCHEMA)
+assert GroupCounts._fields == tuple(COUNTS_ARROW.names)
+
+
+def encode_counts(counts: GroupCounts) -> bytes:
+    return _encode(COUNTS_ARROW, [counts])
+
+
+def decode_counts(payload: bytes) -> GroupCounts:
+    [row] = decode(payload).to_pylist()
+    return GroupCounts(**row)
 
 
 def to_record_batch(
     table: str, cluster_col: list[str], run_id: str, cols: Sequence[Sequence[Any]]
 ) -> pa.RecordBatch:
     """Build one Arrow batch of `table` from its body columns (after cluster, run_id)."""
-    schema = arrow_schema(table)
+    schema = table_schema(table)
     n = len(cluster_col)
     arrays = [pa.array(cluster_col, pa.string()), pa.array([run_id] * n, pa.string())]
     arrays += _arrays(body_schema(table), cols)
@@ -103,7 +117,7 @@ def rows_to_record_batch(
     table: str, cluster: str, run_id: str, rows: Sequence[Sequence[Any]]
 ) -> pa.RecordBatch:
     """Driver-side tables (the timelines): rows of one cluster straight to Arrow."""
-    width = len(arrow_schema(table)) - 2
+    width = len(table_schema(table)) - 2
     cols: Sequence[Sequence[Any]] = list(zip(*rows, strict=True)) if rows else [()] * width
     return to_record_batch(table, [cluster] * len(rows), run_id, cols)
 
@@ -113,9 +127,9 @@ def rows_to_record_batch(
 DECODE_BATCH_ROWS = 131_072
 
 
-def decoder(table: str, run_id: str) -> Any:
+def decoder(table: str, run_id: str) -> ArrowMap:
     """A `mapInArrow` function: (cluster, payload) batches -> batches of `table`."""
-    schema = arrow_schema(table)
+    schema = table_schema(table)
 
     def decode_batches(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for batch in batches:

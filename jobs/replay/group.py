@@ -1,28 +1,36 @@
 """The function `applyInPandasWithState` runs per group: a bucket of whole topics of one
 cluster, or the cluster-scope group (`CLUSTER_BUCKET`).
 
-It unpacks the group's rows (packed per input batch by `jobs.replay.pack`; no per-row
-pandas), separates wake rows, quarantined rows and valid rows, drops exact duplicates,
-folds the valid rows through the core (`statemachine.replay`) on top of the state saved in
-`GroupState`, and returns tagged rows: one per output table and chunk (rows serialised
-once, `jobs.replay.codec`) plus one counts row. A group of more than SPILL_ROWS valid rows
-is sorted on disk and folded piece by piece (`jobs.replay.runs`), its output returned as
-the pieces fold. No Kafka rule is decided here.
+Its steps, per group and micro-batch:
+
+1. read the group's rows (`read_group`: packed per input batch by `jobs.replay.pack`, so
+   no per-row pandas), keeping the wake rows' horizons, the quarantined rows and the valid
+   rows;
+2. fold the distinct valid rows through the core (`statemachine.replay`) on top of the
+   state saved in `GroupState` (`fold_in_memory`, or `fold_in_pieces` for a group of more
+   than SPILL_ROWS valid rows, sorted on disk by `jobs.replay.runs` and returned as the
+   pieces fold); the cluster-scope group only accounts for its rows (`account_cluster_rows`);
+3. return tagged rows: one per output table and chunk (rows serialised once,
+   `jobs.replay.codec`) plus one counts row (`GroupOutput.finish`).
+
+No Kafka rule is decided here.
 """
 
 from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterable, Iterator
+from dataclasses import dataclass, field
 from itertools import islice
-from typing import Any
+from typing import Any, NamedTuple
 
 import pandas as pd
+from pyspark.sql.streaming.state import GroupState
 
-from jobs.replay.codec import encode
+from jobs.replay.codec import GroupCounts, encode, encode_counts
 from jobs.replay.pack import unpack
-from jobs.replay.runs import GroupRows
+from jobs.replay.runs import GroupRows, Row
 from schemas.state import CLUSTER_BUCKET, COUNTS_TAG, OFFLINE_LISTED, TAGGED_SCHEMA
 from statemachine.cluster import ClusterTimeline, build_timeline
 from statemachine.context import Outputs, ReplayConfig
@@ -30,8 +38,6 @@ from statemachine.events import Event
 from statemachine.model import BucketState
 from statemachine.replay import Fold, gc_paused, replay
 from statemachine.rows import FindingRow
-
-TAGGED_COLUMNS = [f.name for f in TAGGED_SCHEMA.fields]
 
 # Core output list -> table name: the state tables (once, after the fold) and the per-event
 # tables (taken in chunks of FLUSH_ROWS while the fold runs, the rest after it).
@@ -56,6 +62,93 @@ SPILL_ROWS = 200_000
 PIECE_ROWS = 20_000
 
 
+class TaggedRow(NamedTuple):
+    """One row of the operator's output (TAGGED_SCHEMA)."""
+
+    cluster: str
+    bucket: int
+    table: str
+    rows: int
+    payload: bytes
+
+
+TAGGED_COLUMNS = list(TaggedRow._fields)
+assert [f.name for f in TAGGED_SCHEMA.fields] == TAGGED_COLUMNS
+
+# The function handed to `applyInPandasWithState`: (key, the group's frames, its state).
+ReplayFn = Callable[[tuple[Any, ...], Iterable[pd.DataFrame], GroupState], Iterator[pd.DataFrame]]
+Folded = tuple[BucketState, Outputs]
+
+
+@dataclass
+class GroupOutput:
+    """The tagged rows of one group, encoded as they come and handed back in parts."""
+
+    cluster: str
+    bucket: int
+    tagged: list[TaggedRow] = field(default_factory=list)
+    kinds: Counter[str] = field(default_factory=Counter)  # findings by kind
+
+    def add(self, table: str, rows: list[Any]) -> None:
+        if rows:
+            self.tagged.append(
+                TaggedRow(self.cluster, self.bucket, table, len(rows), encode(table, rows)))
+            if table == "findings":
+                self.kinds.update(f.kind for f in rows)
+
+    def emit(self, out: Outputs, tables: tuple[tuple[str, str], ...] = EVENT_TABLES) -> None:
+        for attr, table in tables:
+            self.add(table, getattr(out, attr))
+
+    def taken(self) -> list[TaggedRow]:
+        part = list(self.tagged)
+        self.tagged.clear()
+        return part
+
+    def finish(self, out: Outputs, group: GroupInput, watermark: int) -> list[TaggedRow]:
+        """The rest of the tables, the quarantine and the counts row, after the fold."""
+        out.findings.extend(_late_finding(e, watermark) for e in out.late)
+        self.emit(out, STATE_TABLES + EVENT_TABLES)
+        self.add("quarantine", group.quarantined)
+        states = Counter(p.state for p in out.partition_states)
+        offline = sorted((p.topic, p.partition) for p in out.partition_states
+                         if p.state == "OfflinePartition")[:OFFLINE_LISTED]
+        counts = GroupCounts(
+            rows_read=group.valid.rows + group.quarantined_count,
+            rows_applied=out.applied,
+            rows_duplicate=group.valid.duplicates,
+            rows_quarantined=group.quarantined_count,
+            rows_late=len(out.late),
+            findings_by_kind=json.dumps(dict(sorted(self.kinds.items()))),
+            partitions_by_state=json.dumps(dict(sorted(states.items()))),
+            offline_partitions=json.dumps(offline),
+        )
+        self.tagged.append(
+            TaggedRow(self.cluster, self.bucket, COUNTS_TAG, 0, encode_counts(counts)))
+        return self.taken()
+
+
+@dataclass
+class GroupInput:
+    """A group's rows in this micro-batch, as read from its frames."""
+
+    valid: GroupRows
+    quarantined: list[Row] = field(default_factory=list)  # not yet encoded
+    quarantined_count: int = 0
+    horizons: list[int] = field(default_factory=list)
+
+    @property
+    def until(self) -> int | None:
+        """How far the timeline after the group's events is applied: the horizon of the run
+        that planned this batch (None without a wake row with a horizon: a checkpoint from
+        before horizons, the whole timeline)."""
+        return max(self.horizons) if self.horizons else None
+
+    @property
+    def empty(self) -> bool:
+        return not self.valid.rows and not self.quarantined_count
+
+
 def _late_finding(e: Event, watermark: int) -> FindingRow:
     return FindingRow(
         e.seq, e.ts, e.topic, e.partition, e.broker_id, "late_event",
@@ -65,124 +158,106 @@ def _late_finding(e: Event, watermark: int) -> FindingRow:
     )
 
 
-def make_replay_fn(
-    timelines: dict[str, ClusterTimeline], config: ReplayConfig
-) -> Callable[[tuple[Any, ...], Iterator[pd.DataFrame], Any], Iterator[pd.DataFrame]]:
+def read_group(pdfs: Iterable[pd.DataFrame], group: GroupInput, output: GroupOutput) -> None:
+    """Sort the group's rows into `group`: wake rows' horizons, valid rows, quarantined rows
+    (encoded into `output` every FLUSH_ROWS rows)."""
+    for pdf in pdfs:
+        for wake, payload, horizon in zip(pdf["wake"].tolist(), pdf["payload"].tolist(),
+                                          pdf["horizon"].tolist(), strict=True):
+            if wake and horizon is not None and not pd.isna(horizon):
+                group.horizons.append(int(horizon))
+            if wake or payload is None:
+                continue
+            for row in unpack(payload):
+                reason, event = row[0], row[1:]  # a packed row: (reason, *event fields)
+                if reason is None:
+                    group.valid.add(event)
+                    continue
+                group.quarantined.append((*event, reason))
+                group.quarantined_count += 1
+                if len(group.quarantined) >= FLUSH_ROWS:
+                    output.add("quarantine", group.quarantined)
+                    group.quarantined = []
+
+
+def account_cluster_rows(group: GroupInput, timeline: ClusterTimeline, watermark: int) -> Folded:
+    """The cluster-scope group. The driver's timeline applies these rows; here they are only
+    accounted for, and the timeline's own findings are reported once, by the run that
+    reaches them. A cluster row at or below the timeline's end in the previous run is late:
+    every bucket has already replayed past it (they are all woken every run)."""
+    rows = group.valid
+    distinct = rows.in_memory() if not rows.spilled else list(rows.merged())
+    until = group.until
+    out = Outputs()
+    out.findings = [f for f in timeline.findings if (f.seq or -1) > watermark
+                    and (until is None or (f.seq or -1) <= until)]
+    out.late = [e for e in map(Event._make, distinct) if e.seq <= watermark]
+    out.applied = len(distinct) - len(out.late)
+    last = timeline.last_seq
+    if until is not None and last is not None:
+        last = min(last, until)
+    return BucketState(max(watermark, last if last is not None else -1)), out
+
+
+def fold_in_memory(group: GroupInput, saved: BucketState | None, timeline: ClusterTimeline,
+                   config: ReplayConfig, output: GroupOutput) -> Folded:
+    events = [Event(*e) for e in group.valid.in_memory()]
+    return replay(saved, events, timeline, config, flush=output.emit,
+                  flush_rows=FLUSH_ROWS, until=group.until)
+
+
+def fold_in_pieces(
+    group: GroupInput, saved: BucketState | None, timeline: ClusterTimeline,
+    config: ReplayConfig, output: GroupOutput,
+) -> Generator[list[TaggedRow], None, Folded]:
+    """A spilled group: its merged runs folded PIECE_ROWS at a time, each piece's output
+    yielded as it folds."""
+    fold = Fold(saved, timeline, config, flush=output.emit, flush_rows=FLUSH_ROWS,
+                until=group.until)
+    merged = group.valid.merged()
+    while piece := [Event(*e) for e in islice(merged, PIECE_ROWS)]:
+        fold.feed(piece)
+        yield output.taken()
+    return fold.finish()
+
+
+def replay_one_group(
+    cluster: str, bucket: int, pdfs: Iterable[pd.DataFrame], state: GroupState,
+    timeline: ClusterTimeline, config: ReplayConfig,
+) -> Iterator[list[TaggedRow]]:
+    """Yields the group's tagged rows in parts: a spilled group's parts as its pieces fold."""
+    output = GroupOutput(cluster, bucket)
+    group = GroupInput(GroupRows(SPILL_ROWS))
+    try:
+        read_group(pdfs, group, output)
+        if bucket != CLUSTER_BUCKET and group.empty and not state.exists:
+            return  # every bucket is woken; this one has never held a topic: no state
+        saved = BucketState.from_bytes(bytes(state.get[0])) if state.exists else None
+        watermark = saved.watermark if saved is not None else -1
+        if bucket == CLUSTER_BUCKET:
+            new_state, out = account_cluster_rows(group, timeline, watermark)
+        elif not group.valid.spilled:
+            new_state, out = fold_in_memory(group, saved, timeline, config, output)
+        else:
+            new_state, out = yield from fold_in_pieces(group, saved, timeline, config, output)
+    finally:
+        group.valid.close()
+    state.update((new_state.to_bytes(),))
+    yield output.finish(out, group, watermark)
+
+
+def make_replay_fn(timelines: dict[str, ClusterTimeline], config: ReplayConfig) -> ReplayFn:
     """The per-group function; the timelines and config travel in its closure."""
     empty_timeline = build_timeline([])
 
     def replay_group(
-        key: tuple[Any, ...], pdfs: Iterator[pd.DataFrame], state: Any
+        key: tuple[Any, ...], pdfs: Iterable[pd.DataFrame], state: GroupState
     ) -> Iterator[pd.DataFrame]:
+        cluster, bucket = str(key[0]), int(key[1])  # the grouping key: (cluster, bucket)
+        timeline = timelines.get(cluster, empty_timeline)
         with gc_paused():
-            for tagged in _replay_group(key, pdfs, state):
+            for tagged in replay_one_group(cluster, bucket, pdfs, state, timeline, config):
                 if tagged:
                     yield pd.DataFrame.from_records(tagged, columns=TAGGED_COLUMNS)
-
-    def _replay_group(
-        key: tuple[Any, ...], pdfs: Iterator[pd.DataFrame], state: Any
-    ) -> Iterator[list[tuple[Any, ...]]]:
-        """Yields the tagged rows in parts: a spilled group's parts as its pieces fold."""
-        cluster, bucket = str(key[0]), int(key[1])
-        rows = GroupRows(SPILL_ROWS)
-        quarantined: list[tuple[Any, ...]] = []
-        horizons: list[int] = []
-        tagged: list[tuple[Any, ...]] = []
-        kinds: Counter[str] = Counter()
-
-        def add(table: str, table_rows: list[Any]) -> None:
-            if table_rows:
-                tagged.append((cluster, bucket, table, len(table_rows),
-                               encode(table, table_rows), 0, 0, 0, 0, 0, None, None, None))
-                if table == "findings":
-                    kinds.update(f.kind for f in table_rows)
-
-        def emit(out: Outputs, tables: tuple[tuple[str, str], ...]) -> None:
-            for attr, table in tables:
-                add(table, getattr(out, attr))
-
-        def taken() -> list[tuple[Any, ...]]:
-            part = list(tagged)
-            tagged.clear()
-            return part
-
-        n_quarantined = 0
-        try:
-            for pdf in pdfs:
-                for wake, payload, horizon in zip(pdf["wake"].tolist(), pdf["payload"].tolist(),
-                                                  pdf["horizon"].tolist(), strict=True):
-                    if wake and horizon is not None and not pd.isna(horizon):
-                        horizons.append(int(horizon))
-                    if wake or payload is None:
-                        continue
-                    for row in unpack(payload):
-                        if row[0] is None:
-                            rows.add(row[1:])
-                        else:
-                            quarantined.append((*row[1:], row[0]))
-                            n_quarantined += 1
-                            if len(quarantined) >= FLUSH_ROWS:
-                                add("quarantine", quarantined)
-                                quarantined = []
-
-            if (bucket != CLUSTER_BUCKET and not rows.rows and not n_quarantined
-                    and not state.exists):
-                return  # every bucket is woken; this one has never held a topic: no state
-            # The timeline after the group's events is applied up to the horizon of the run
-            # that planned this batch (no wake row with a horizon: a checkpoint from before
-            # horizons).
-            until = max(horizons) if horizons else None
-            saved = BucketState.from_bytes(bytes(state.get[0])) if state.exists else None
-            timeline = timelines.get(cluster, empty_timeline)
-            watermark = saved.watermark if saved is not None else -1
-
-            if bucket == CLUSTER_BUCKET:
-                # The driver's timeline applies these rows; here they are only accounted
-                # for, and the timeline's own findings are reported once, by the run that
-                # reaches them. A cluster row at or below the timeline's end in the
-                # previous run is late: every bucket has already replayed past it (they are
-                # all woken every run).
-                distinct = rows.in_memory() if not rows.spilled else list(rows.merged())
-                out = Outputs()
-                out.findings = [f for f in timeline.findings if (f.seq or -1) > watermark
-                                and (until is None or (f.seq or -1) <= until)]
-                out.late = [Event(*e) for e in distinct if e[0] <= watermark]
-                out.applied = len(distinct) - len(out.late)
-                last = timeline.last_seq
-                if until is not None and last is not None:
-                    last = min(last, until)
-                new_state = BucketState(max(watermark, last if last is not None else -1))
-            elif not rows.spilled:
-                new_state, out = replay(saved, [Event(*e) for e in rows.in_memory()],
-                                        timeline, config,
-                                        flush=lambda o: emit(o, EVENT_TABLES),
-                                        flush_rows=FLUSH_ROWS, until=until)
-            else:
-                fold = Fold(saved, timeline, config, flush=lambda o: emit(o, EVENT_TABLES),
-                            flush_rows=FLUSH_ROWS, until=until)
-                merged = rows.merged()
-                while piece := [Event(*e) for e in islice(merged, PIECE_ROWS)]:
-                    fold.feed(piece)
-                    yield taken()
-                new_state, out = fold.finish()
-        finally:
-            rows.close()
-        state.update((new_state.to_bytes(),))
-
-        out.findings.extend(_late_finding(e, watermark) for e in out.late)
-        emit(out, STATE_TABLES + EVENT_TABLES)
-        add("quarantine", quarantined)
-        states = Counter(p.state for p in out.partition_states)
-        offline = sorted((p.topic, p.partition) for p in out.partition_states
-                         if p.state == "OfflinePartition")[:OFFLINE_LISTED]
-        tagged.append((
-            cluster, bucket, COUNTS_TAG, 0, None,
-            rows.rows + n_quarantined, out.applied, rows.duplicates, n_quarantined,
-            len(out.late),
-            json.dumps(dict(sorted(kinds.items()))),
-            json.dumps(dict(sorted(states.items()))),
-            json.dumps(offline),
-        ))
-        yield taken()
 
     return replay_group

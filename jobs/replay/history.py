@@ -21,8 +21,9 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any
 from urllib.parse import unquote
+
+from pyspark.sql import SparkSession
 
 from jobs.common.tables import delete_path, path_exists, read_text, rename_path, write_text
 from jobs.replay.source import READ_OPTIONS, read_events
@@ -42,7 +43,7 @@ def _path(checkpoint: str) -> str:
     return f"{checkpoint.rstrip('/')}/history.json"
 
 
-def load_history(spark: Any, checkpoint: str, buckets: int) -> History | None:
+def load_history(spark: SparkSession, checkpoint: str, buckets: int) -> History | None:
     path = _path(checkpoint)
     if not path_exists(spark, path):
         # A run that stopped between removing the old history and renaming the new one
@@ -58,7 +59,7 @@ def load_history(spark: Any, checkpoint: str, buckets: int) -> History | None:
     return History(frozenset(saved["files"]), log_scan(saved["clusters"], events, buckets))
 
 
-def save_history(spark: Any, checkpoint: str, files: list[str], scan: LogScan) -> None:
+def save_history(spark: SparkSession, checkpoint: str, files: list[str], scan: LogScan) -> None:
     """Replace the history (written aside, then renamed over the old one)."""
     text = json.dumps({
         "format": HISTORY_FORMAT,
@@ -73,14 +74,15 @@ def save_history(spark: Any, checkpoint: str, files: list[str], scan: LogScan) -
     rename_path(spark, f"{path}.tmp", path)
 
 
-def input_files(spark: Any, events_dir: str) -> list[str]:
+def input_files(spark: SparkSession, events_dir: str) -> list[str]:
     """Every data file of the log, as Spark lists them (hidden and `_` files skipped)."""
     reader = spark.read.schema(EVENT_SCHEMA).options(**READ_OPTIONS)
     return sorted(reader.parquet(events_dir).inputFiles())
 
 
 def scan_with_history(
-    spark: Any, events_dir: str, files: list[str], history: History | None, buckets: int
+    spark: SparkSession, events_dir: str, files: list[str], history: History | None,
+    buckets: int,
 ) -> tuple[LogScan, int]:
     """The whole log's scan: the history plus a scan of the files it has not seen.
     Returns the scan and the number of files read."""

@@ -1,6 +1,6 @@
 """Validation and keying of event rows: DataFrame -> DataFrame, streaming-compatible.
 
-Every row gets a `reason` (null when it honours the input contract, DESIGN §4 and §6) and
+Every row gets a `reason` (null when it honours the input contract, docs/tables.md) and
 its group key `(cluster, bucket)`. Bad rows are not dropped here: they travel with their
 group and the replay function writes them to `quarantine`, so that the one streaming query
 sees, counts and accounts for every row it reads.
@@ -8,9 +8,7 @@ sees, counts and accounts for every row it reads.
 
 from __future__ import annotations
 
-from typing import Any
-
-from pyspark.sql import Column
+from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from schemas import event_types as ET
@@ -89,8 +87,8 @@ def bucket_column(buckets: int) -> Column:
     return F.when(cluster_scope, F.lit(CLUSTER_BUCKET)).otherwise(by_topic)
 
 
-def key_events(events: Any, buckets: int) -> Any:
-    """Event rows (EVENT_SCHEMA) -> operator input rows (REPLAY_INPUT_SCHEMA)."""
+def key_events(events: DataFrame, buckets: int) -> DataFrame:
+    """Event rows (EVENT_SCHEMA) -> operator input rows (REPLAY_INPUT_SCHEMA), no horizon."""
     normalised = events.withColumn(
         "cluster", F.coalesce(F.col("cluster"), F.lit(ET.DEFAULT_CLUSTER))
     )
@@ -100,6 +98,7 @@ def key_events(events: Any, buckets: int) -> Any:
         F.lit(False).alias("wake"),
         reason_column().alias("reason"),
         F.unix_micros(F.col("ts")).alias("ts_us"),
+        F.lit(None).cast("long").alias("horizon"),
     )
     return keyed.select(*[
         F.to_json(F.col(f.name)).alias(f.name) if f.name in LIST_COLUMNS else F.col(f.name)
@@ -107,17 +106,15 @@ def key_events(events: Any, buckets: int) -> Any:
     ])
 
 
-def key_wake_rows(wake: Any) -> Any:
-    """Wake rows (cluster, bucket, run_id, horizon) -> operator input rows with no event;
-    the horizon travels in `seq`."""
+def key_wake_rows(wake: DataFrame) -> DataFrame:
+    """Wake rows (WAKE_SCHEMA: cluster, bucket, run_id, horizon) -> operator input rows with
+    the key, the wake flag and the horizon, and no event."""
     cols = []
     for f in REPLAY_INPUT_SCHEMA.fields:
-        if f.name in ("cluster", "bucket"):
+        if f.name in ("cluster", "bucket", "horizon"):
             cols.append(F.col(f.name))
         elif f.name == "wake":
             cols.append(F.lit(True).alias("wake"))
-        elif f.name == "seq":
-            cols.append(F.col("horizon").alias("seq"))  # a wake row's seq is its horizon
         elif f.name == "event_type":
             cols.append(F.lit(WAKE_EVENT_TYPE).alias("event_type"))
         else:

@@ -12,25 +12,23 @@ from __future__ import annotations
 import json
 import pickle
 from collections.abc import Iterable, Iterator
-from typing import Any
+from typing import Any, NamedTuple
 
 import pyarrow as pa
 
+from schemas.arrow import arrow_schema
 from schemas.state import LIST_COLUMNS, PACKED_SCHEMA, ROW_COLUMNS
 from statemachine.replay import gc_paused
 
-PACKED_ARROW = pa.schema(
-    [
-        pa.field("cluster", pa.string()),
-        pa.field("bucket", pa.int32()),
-        pa.field("wake", pa.bool_()),
-        pa.field("rows", pa.int64()),
-        pa.field("payload", pa.binary()),
-        pa.field("horizon", pa.int64()),
-    ]
-)
-assert [f.name for f in PACKED_SCHEMA.fields] == PACKED_ARROW.names
-SEQ = ROW_COLUMNS.index("seq")
+PACKED_ARROW = arrow_schema(PACKED_SCHEMA)
+
+Row = tuple[Any, ...]  # (reason, *event fields): ROW_COLUMNS
+
+
+class PackKey(NamedTuple):
+    cluster: str
+    bucket: int
+    wake: bool
 
 
 def parse_list(text: str | None) -> tuple[int | None, ...] | None:
@@ -45,7 +43,7 @@ def parse_list(text: str | None) -> tuple[int | None, ...] | None:
 
 
 def _column(batch: pa.RecordBatch, name: str) -> list[Any]:
-    values = batch.column(name).to_pylist()
+    values: list[Any] = batch.column(name).to_pylist()
     if name in LIST_COLUMNS:
         return [parse_list(v) for v in values]
     return values
@@ -54,23 +52,29 @@ def _column(batch: pa.RecordBatch, name: str) -> list[Any]:
 def pack_batch(batch: pa.RecordBatch) -> pa.RecordBatch:
     """Rows of one batch (REPLAY_INPUT_SCHEMA) -> one packed row per (cluster, bucket, wake):
     payload = pickled list of (reason, *event fields) tuples; wake rows carry none, only
-    the highest horizon among them (their `seq`)."""
-    clusters = batch.column("cluster").to_pylist()
-    buckets = batch.column("bucket").to_pylist()
-    wakes = batch.column("wake").to_pylist()
-    rows = list(zip(*[_column(batch, c) for c in ROW_COLUMNS], strict=True))
-    groups: dict[tuple[str, int, bool], list[tuple[Any, ...]]] = {}
-    for key, row in zip(zip(clusters, buckets, wakes, strict=True), rows, strict=True):
-        groups.setdefault(key, []).append(row)
-    out: dict[str, list[Any]] = {name: [] for name in PACKED_ARROW.names}
-    for (cluster, bucket, wake), members in groups.items():
-        out["cluster"].append(cluster)
-        out["bucket"].append(bucket)
-        out["wake"].append(wake)
-        out["rows"].append(0 if wake else len(members))
-        out["payload"].append(None if wake else pickle.dumps(members, protocol=5))
-        horizons = [m[SEQ] for m in members if m[SEQ] is not None] if wake else []
-        out["horizon"].append(max(horizons) if horizons else None)
+    the highest horizon among them."""
+    keys = map(PackKey._make, zip(batch.column("cluster").to_pylist(),
+                                  batch.column("bucket").to_pylist(),
+                                  batch.column("wake").to_pylist(), strict=True))
+    rows = zip(*[_column(batch, c) for c in ROW_COLUMNS], strict=True)
+    members: dict[PackKey, list[Row]] = {}
+    horizons: dict[PackKey, int] = {}
+    for key, row, horizon in zip(keys, rows, batch.column("horizon").to_pylist(), strict=True):
+        if not key.wake:
+            members.setdefault(key, []).append(row)
+            continue
+        members.setdefault(key, [])
+        if horizon is not None:
+            horizons[key] = max(horizon, horizons.get(key, horizon))
+    out: dict[str, list[Any]] = {
+        "cluster": [k.cluster for k in members],
+        "bucket": [k.bucket for k in members],
+        "wake": [k.wake for k in members],
+        "rows": [len(m) for m in members.values()],
+        "payload": [None if k.wake else pickle.dumps(m, protocol=5)
+                    for k, m in members.items()],
+        "horizon": [horizons.get(k) for k in members],
+    }
     return pa.RecordBatch.from_pydict(out, schema=PACKED_ARROW)
 
 
@@ -82,6 +86,6 @@ def pack(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
             yield packed
 
 
-def unpack(payload: bytes) -> list[tuple[Any, ...]]:
-    rows: list[tuple[Any, ...]] = pickle.loads(payload)
+def unpack(payload: bytes) -> list[Row]:
+    rows: list[Row] = pickle.loads(payload)
     return rows

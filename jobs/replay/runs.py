@@ -39,9 +39,14 @@ def full_key(e: Row) -> Row:
     return tuple((v is None, v if v is not None else 0) for v in e)
 
 
+SEQ, EVENT_TYPE, BROKER_ID, TOPIC, PARTITION = map(
+    Event._fields.index, ("seq", "event_type", "broker_id", "topic", "partition"))
+
+
 def cheap_key(e: Row) -> Row:
     # seq, event_type, topic, partition, broker_id: unique for all but malformed rows.
-    return (e[0], e[2], e[4] or "", -1 if e[5] is None else e[5], -1 if e[3] is None else e[3])
+    return (e[SEQ], e[EVENT_TYPE], e[TOPIC] or "", -1 if e[PARTITION] is None else e[PARTITION],
+            -1 if e[BROKER_ID] is None else e[BROKER_ID])
 
 
 def _resolve_ties(keyed: list[tuple[Row, Row]]) -> list[Row]:

@@ -2,24 +2,26 @@
 
 A file Spark cannot read with `EVENT_SCHEMA` (a required column missing, a column of the
 wrong type) must fail the job before anything is written, with a message naming the column
-and the file (DESIGN §6). Spark would only fail inside the streaming query, or silently read
+and the file. Spark would only fail inside the streaming query, or silently read
 a missing column as nulls, so the footers are checked first with pyarrow on the driver.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
-from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 from pyarrow import fs as pafs
+from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import types as T
 
 from schemas.events import EVENT_SCHEMA, REQUIRED_COLUMNS
 
-# File-source options shared by the batch and the streaming readers: any layout under the
-# directory (DESIGN §4); hidden and `_`-prefixed files are skipped by Spark as by us.
+# File-source options shared by the batch and the streaming readers: any file layout under
+# the directory is a log (the input contract, docs/tables.md); hidden and `_`-prefixed
+# files are skipped by Spark as by us.
 READ_OPTIONS = {"recursiveFileLookup": "true"}
 
 
@@ -28,7 +30,7 @@ class EventSchemaError(ValueError):
 
 
 def _int_ok(t: pa.DataType, bits: int) -> bool:
-    return pa.types.is_signed_integer(t) and t.bit_width <= bits
+    return bool(pa.types.is_signed_integer(t) and t.bit_width <= bits)
 
 
 def _compatible(spark_type: T.DataType, t: pa.DataType) -> str | None:
@@ -56,17 +58,15 @@ def _compatible(spark_type: T.DataType, t: pa.DataType) -> str | None:
     return None if ok else f"{t}, expected {spark_type.simpleString()}"
 
 
-def _filesystem(path: str) -> tuple[Any, str] | None:
+def _filesystem(path: str) -> tuple[pafs.FileSystem, str] | None:
+    """The filesystem and the path in it, or None when pyarrow cannot open the URI."""
     try:
-        return pafs.FileSystem.from_uri(path if "://" in path else f"file://{_abs(path)}")
+        resolved: tuple[pafs.FileSystem, str] = pafs.FileSystem.from_uri(
+            path if "://" in path else f"file://{os.path.abspath(path)}")
+        return resolved
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, OSError):
         return None
 
-
-def _abs(path: str) -> str:
-    import os
-
-    return os.path.abspath(path)
 
 
 def event_files(events_dir: str) -> list[str] | None:
@@ -116,19 +116,19 @@ def check_event_files(events_dir: str, log: Callable[[str], None] = print) -> in
                 raise EventSchemaError(f"{path}: required column '{column}' is missing")
         for field in schema:
             if field.name not in expected:
-                continue  # extra columns are ignored (DESIGN §4)
+                continue  # extra columns are ignored (the input contract)
             problem = _compatible(expected[field.name], field.type)
             if problem is not None:
                 raise EventSchemaError(f"{path}: column '{field.name}' has type {problem}")
     return len(files)
 
 
-def read_events(spark: Any, events_dir: str) -> Any:
+def read_events(spark: SparkSession, events_dir: str) -> DataFrame:
     """The whole log as a batch DataFrame with the explicit schema."""
     return spark.read.schema(EVENT_SCHEMA).options(**READ_OPTIONS).parquet(events_dir)
 
 
-def stream_events(spark: Any, events_dir: str, max_file_age: str) -> Any:
+def stream_events(spark: SparkSession, events_dir: str, max_file_age: str) -> DataFrame:
     """The files not yet seen by the checkpoint, as a streaming DataFrame."""
     return (
         spark.readStream.schema(EVENT_SCHEMA)

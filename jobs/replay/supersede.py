@@ -13,8 +13,7 @@ It costs a read and a write of the run's state rows, and only split runs pay it.
 
 from __future__ import annotations
 
-from typing import Any
-
+from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
@@ -26,7 +25,7 @@ STAGING = "_superseding"  # a leading underscore: readers of the table skip it
 
 
 def supersede_state_rows(
-    spark: Any, df: Any, out_dir: str, table: str, run_id: str, buckets: int,
+    spark: SparkSession, df: DataFrame, out_dir: str, table: str, run_id: str, buckets: int,
     replayed: dict[str, set[int]],
 ) -> dict[str, int]:
     """Make this run's partition of `table` hold `df` (rows of the buckets in `replayed`,

@@ -17,6 +17,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from jobs.replay.keying import reason_column
@@ -39,17 +40,17 @@ class LogScan:
     cluster_events: dict[str, list[Event]]
 
 
-def event_of(values: Any) -> Event:
+def event_of(values: Iterable[Any]) -> Event:
     """An Event from a Spark row or a JSON list of its fields (lists become tuples)."""
-    return Event(*[tuple(v) if isinstance(v, list) else v for v in values])
+    return Event._make(tuple(v) if isinstance(v, list) else v for v in values)
 
 
-def sort_events(events: Any) -> list[Event]:
+def sort_events(events: Iterable[Event]) -> list[Event]:
     """A total order over the row contents, so the timeline does not depend on read order."""
     return sorted(events, key=full_key)
 
 
-def scan_log(events: Any, buckets: int) -> LogScan:
+def scan_log(events: DataFrame, buckets: int) -> LogScan:
     """Two narrow passes over the log. Every bucket of a cluster is woken, not only the
     occupied ones: an empty bucket costs one trivial group call, and knowing which are
     occupied would cost hashing every row. Exact duplicates of cluster rows are dropped
@@ -58,7 +59,7 @@ def scan_log(events: Any, buckets: int) -> LogScan:
     normalised = events.withColumn(
         "cluster", F.coalesce(F.col("cluster"), F.lit(ET.DEFAULT_CLUSTER))
     )
-    clusters = sorted(r[0] for r in normalised.select("cluster").distinct().collect())
+    clusters = sorted(r["cluster"] for r in normalised.select("cluster").distinct().collect())
     fields = [F.unix_micros(F.col("ts")).alias("ts") if f == "ts" else F.col(f)
               for f in EVENT_FIELDS]
     # `isin` first: the reason is evaluated only for the few cluster rows (And short-cuts).
@@ -66,7 +67,7 @@ def scan_log(events: Any, buckets: int) -> LogScan:
         reason_column().isNull()
     by_cluster: dict[str, set[Event]] = {c: set() for c in clusters}
     for r in normalised.where(is_cluster_event).select("cluster", *fields).distinct().collect():
-        by_cluster[r[0]].add(event_of(r[1:]))
+        by_cluster[r["cluster"]].add(event_of(r[f] for f in EVENT_FIELDS))
     return log_scan(clusters, by_cluster, buckets)
 
 
@@ -85,7 +86,7 @@ def build_timelines(scan: LogScan) -> dict[str, ClusterTimeline]:
     return {c: build_timeline(scan.cluster_events.get(c, [])) for c in scan.buckets}
 
 
-def timeline_rows(timeline: ClusterTimeline) -> dict[str, list[Any]]:
+def timeline_rows(timeline: ClusterTimeline) -> dict[str, list[tuple[Any, ...]]]:
     return {
         "broker_timeline": list(broker_intervals(timeline)),
         "controller_timeline": list(controller_rows(timeline)),

@@ -27,7 +27,7 @@ from tests.helpers import ROOT
 from tests.helpers.event_log import created, ev, failover, write_log
 
 BIN = Path(sys.executable).parent
-pytestmark = pytest.mark.cluster
+pytestmark = [pytest.mark.cluster, pytest.mark.slow]
 
 
 def _free_port() -> int:

@@ -1,7 +1,7 @@
 """End to end: `jobs.replay.main([...])` on small logs, asserting the tables it writes.
 
 One scenario log (cluster `default`, brokers 1-4) exercises every controller flow on its
-own topic; the expected values are Kafka 3.7.1's (kafka/semantics.md):
+own topic; the expected values are Kafka 3.7.1's (docs/core.md):
 
 * seq 1  ControllerFailover -> broker 1, epoch 1, live [1,2,3,4]
 * seq 2  topic `orders` created: 0 -> [1,2,3], 1 -> [2,3,1]; seq 3 `solo` [3]; seq 4
@@ -29,6 +29,8 @@ from pyspark.sql import functions as F
 from jobs.replay.job import main
 from schemas import event_types as ET
 from tests.helpers.event_log import created, ev, failover, write_log
+
+pytestmark = pytest.mark.slow
 
 GOOD_DAY1 = [
     failover(1, 1, [1, 2, 3, 4]),

@@ -14,27 +14,12 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from schemas import event_types as ET
+from schemas.arrow import arrow_schema
+from schemas.events import EVENT_SCHEMA
 
 T0 = datetime(2026, 11, 20, 0, 0, tzinfo=UTC)
-_INTS = pa.list_(pa.int32())
-ARROW_EVENT_SCHEMA = pa.schema(
-    [
-        ("cluster", pa.string()),
-        ("seq", pa.int64()),
-        ("ts", pa.timestamp("us", tz="UTC")),
-        ("event_type", pa.string()),
-        ("broker_id", pa.int32()),
-        ("topic", pa.string()),
-        ("partition", pa.int32()),
-        ("replicas", _INTS),
-        ("isr", _INTS),
-        ("leader_epoch", pa.int32()),
-        ("brokers", _INTS),
-        ("error", pa.string()),
-        ("unclean_leader_election", pa.bool_()),
-        ("source", pa.string()),
-    ]
-)
+# The event-log contract as pyarrow writes it (every column nullable, as in EVENT_SCHEMA).
+ARROW_EVENT_SCHEMA = arrow_schema(EVENT_SCHEMA)
 
 
 def ts_of(seq: int) -> datetime:

@@ -45,7 +45,7 @@ def test_quarantine_holds_the_row_as_read_and_a_reason() -> None:
 
 
 def test_state_schema_has_no_collections() -> None:
-    # PySpark 4.3.0 crashes on array/map in a state schema (SPARK-NOTES §1).
+    # PySpark 4.3.0 crashes on array/map in a state schema (`KeyError: 'elementType'`).
     def flat(dtype: T.DataType) -> bool:
         if isinstance(dtype, (T.ArrayType, T.MapType)):
             return False

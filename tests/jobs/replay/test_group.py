@@ -11,10 +11,11 @@ from typing import Any
 import pandas as pd
 import pyarrow as pa
 
-from jobs.replay.codec import arrow_type, decode
+from jobs.replay.codec import decode, decode_counts
 from jobs.replay.group import make_replay_fn
 from jobs.replay.pack import pack
 from schemas import event_types as ET
+from schemas.arrow import arrow_schema
 from schemas.state import COUNTS_TAG, LIST_COLUMNS, REPLAY_INPUT_SCHEMA
 from statemachine.cluster import build_timeline
 from statemachine.context import ReplayConfig
@@ -41,10 +42,10 @@ class FakeState:
         self.value = value[0]
 
 
-def row(seq: int | None, event_type: str, reason: str | None = None, wake: bool = False,
+def row(seq: int | None, event_type: str, reason: str | None = None,
         **kw: Any) -> dict[str, Any]:
     r: dict[str, Any] = {c: None for c in COLUMNS}
-    r.update(cluster="default", bucket=3, wake=wake, reason=reason, seq=seq,
+    r.update(cluster="default", bucket=3, wake=False, reason=reason, seq=seq,
              ts_us=None if seq is None else seq * 1_000_000, event_type=event_type,
              source=f"t:{seq}")
     # Lists reach the operator as JSON text, as `key_events` sends them (Spark's to_json).
@@ -53,7 +54,14 @@ def row(seq: int | None, event_type: str, reason: str | None = None, wake: bool 
     return r
 
 
-ARROW_INPUT = pa.schema([pa.field(f.name, arrow_type(f.dataType)) for f in REPLAY_INPUT_SCHEMA])
+def wake_row(horizon: int | None) -> dict[str, Any]:
+    """A wake row: the key, the flag and the horizon of the run that wrote it, no event."""
+    r: dict[str, Any] = {c: None for c in COLUMNS}
+    r.update(cluster="default", bucket=3, wake=True, horizon=horizon)
+    return r
+
+
+ARROW_INPUT = arrow_schema(REPLAY_INPUT_SCHEMA)
 
 
 def frame(rows: list[dict[str, Any]]) -> pd.DataFrame:
@@ -67,7 +75,7 @@ def outputs(result: list[pd.DataFrame]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for r in pd.concat(result).to_dict("records"):
         if r["table"] == COUNTS_TAG:
-            out[COUNTS_TAG] = r
+            out[COUNTS_TAG] = decode_counts(r["payload"])._asdict()
         else:
             body = decode(r["payload"])
             cols = [[tuple(v) if isinstance(v, list) else v for v in c]
@@ -88,7 +96,7 @@ def test_group_applies_dedupes_quarantines_and_skips_wake_rows() -> None:
     fn = make_replay_fn({"default": TIMELINE}, ReplayConfig())
     state = FakeState()
     chunks = [
-        frame([row(None, "", wake=True),
+        frame([wake_row(None),
                row(2, ET.PARTITION_CREATED, topic="t", partition=0, replicas=[1, 2])]),
         frame([row(2, ET.PARTITION_CREATED, topic="t", partition=0, replicas=[1, 2]),
                row(3, "Nope", reason="unknown event_type Nope", topic="t")]),
@@ -158,9 +166,9 @@ def test_wake_horizon_keeps_a_re_executed_batch_from_overtaking_the_next() -> No
     def two_batches(first_horizon: int | None) -> tuple[dict[str, Any], FakeState]:
         fn = make_replay_fn({"default": timeline}, ReplayConfig())
         state = FakeState()
-        list(fn(("default", 3), iter([frame([row(first_horizon, "", wake=True), created])]),
+        list(fn(("default", 3), iter([frame([wake_row(first_horizon), created])]),
                 state))
-        return outputs(list(fn(("default", 3), iter([frame([row(20, "", wake=True), isr])]),
+        return outputs(list(fn(("default", 3), iter([frame([wake_row(20), isr])]),
                                state))), state
 
     out, state = two_batches(5)
@@ -185,7 +193,7 @@ def test_cluster_bucket_reports_timeline_findings_once() -> None:
     first = outputs(list(fn(("default", -1), iter([frame(rows)]), state)))
     assert [f[5] for f in first["findings"]] == ["unknown_broker_failure"]
     assert (first[COUNTS_TAG]["rows_applied"], first[COUNTS_TAG]["rows_duplicate"]) == (1, 1)
-    again = outputs(list(fn(("default", -1), iter([frame([row(None, "", wake=True)])]), state)))
+    again = outputs(list(fn(("default", -1), iter([frame([wake_row(None)])]), state)))
     assert "findings" not in again
 
 
