@@ -127,6 +127,23 @@ FINDINGS = _table(
     _f("source", T.StringType()),
 )
 
+# A window during which a partition was degraded (`statemachine/windows.py`): the kinds are
+# `kafka-topics --describe`'s health filters evaluated at every event, plus reassignments and
+# deletions in progress. end_* and seconds are null while the window is open.
+PARTITION_WINDOWS = _table(
+    _f("topic", T.StringType()),
+    _f("partition", T.IntegerType()),
+    _f("kind", T.StringType()),
+    _f("start_seq", T.LongType()),
+    _f("start_ts", T.TimestampType()),
+    _f("end_seq", T.LongType()),
+    _f("end_ts", T.TimestampType()),
+    _f("seconds", T.DoubleType()),
+    _f("cause_event", T.StringType()),
+    _f("cause_broker", T.IntegerType()),
+    _f("end_event", T.StringType()),
+)
+
 BROKER_TIMELINE = _table(
     _f("broker_id", T.IntegerType()),
     _f("status", T.StringType()),
@@ -175,6 +192,7 @@ TABLES: dict[str, T.StructType] = {
     "update_metadata_requests": UPDATE_METADATA_REQUESTS,
     "stop_replica_requests": STOP_REPLICA_REQUESTS,
     "findings": FINDINGS,
+    "partition_windows": PARTITION_WINDOWS,
     "broker_timeline": BROKER_TIMELINE,
     "controller_timeline": CONTROLLER_TIMELINE,
     "quarantine": QUARANTINE,
@@ -190,6 +208,7 @@ REPLAY_TABLES: tuple[str, ...] = (
     "update_metadata_requests",
     "stop_replica_requests",
     "findings",
+    "partition_windows",
     "quarantine",
 )
 

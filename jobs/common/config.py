@@ -1,5 +1,6 @@
 """Job settings from a TOML file (`conf/replay.toml`): its `[replay]` and `[kafka]` tables
-over DEFAULTS; command-line flags win over both (the job applies them).
+over DEFAULTS, and per-topic `[topics."NAME"]` tables; command-line flags win over both
+(the job applies them).
 
 A relative path is looked up in the working directory, then under `base` when given, then
 in the repository (so a job started from elsewhere still finds `conf/`).
@@ -21,7 +22,11 @@ DEFAULTS: dict[str, Any] = {
     "max_file_age": "3650d",
     "unclean_leader_election_enable": False,
     "delete_topic_enable": True,
+    "min_insync_replicas": 1,
+    "topics": {},
 }
+# Per-topic settings a `[topics."NAME"]` table may hold (Kafka topic configs).
+TOPIC_SETTINGS = frozenset({"min_insync_replicas"})
 
 
 def find_file(path: str, base: Path | None = None) -> Path | None:
@@ -47,4 +52,16 @@ def load_config(
             data = tomllib.load(f)
         for section in sections:
             cfg.update(data.get(section, {}))
+        cfg["topics"] = _topic_settings(data.get("topics", {}), found)
     return cfg, found
+
+
+def _topic_settings(topics: Mapping[str, Any], source: Path) -> dict[str, dict[str, Any]]:
+    """`[topics."NAME"]` tables, checked: an unknown setting is a mistake worth stopping on
+    (a misspelt `min_insync_replicas` would silently audit against the default)."""
+    for name, settings in topics.items():
+        unknown = set(settings) - TOPIC_SETTINGS if isinstance(settings, dict) else {"?"}
+        if unknown:
+            raise ValueError(f"{source}: [topics.{name!r}] has unknown setting(s) "
+                             f"{sorted(unknown)}; known: {sorted(TOPIC_SETTINGS)}")
+    return {name: dict(settings) for name, settings in topics.items()}

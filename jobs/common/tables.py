@@ -66,6 +66,23 @@ def write_text(spark: SparkSession, path: str, text: str) -> None:
         stream.close()
 
 
+def create_new_text(spark: SparkSession, path: str, text: str) -> bool:
+    """Write `text` to a file that must not exist yet; False when it does. Hadoop's
+    `create(overwrite=false)` is atomic on HDFS, so two callers cannot both succeed."""
+    filesystem, hpath = _hadoop_path(spark, path)
+    try:
+        stream = filesystem.create(hpath, False)
+    except Exception as exc:  # py4j wraps FileAlreadyExistsException
+        if "FileAlreadyExists" in str(exc) or filesystem.exists(hpath):
+            return False
+        raise
+    try:
+        stream.write(bytearray(text.encode("utf-8")))
+    finally:
+        stream.close()
+    return True
+
+
 def write_table(
     spark: SparkSession, df: DataFrame | None, out_dir: str, table: str, run_id: str,
     rows: int, replace: bool,

@@ -51,6 +51,7 @@ EVENT_TABLES = (
     ("update_metadata", "update_metadata_requests"),
     ("stop_replica", "stop_replica_requests"),
     ("findings", "findings"),
+    ("partition_windows", "partition_windows"),
 )
 # A bucket of a large log emits millions of rows; as Python row tuples they take many times
 # the memory of their payload (state_changes of the bench log: 214 MB as Arrow, 41 MB as

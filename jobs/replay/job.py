@@ -26,6 +26,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
 from pyspark.sql import SparkSession
@@ -97,6 +98,20 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return p.parse_args(argv)
 
 
+def replay_config(cfg: dict[str, Any]) -> ReplayConfig:
+    """The controller settings of the config file: Kafka's broker defaults, then topics'."""
+    return ReplayConfig(
+        unclean_leader_election_enable=bool(cfg["unclean_leader_election_enable"]),
+        delete_topic_enable=bool(cfg["delete_topic_enable"]),
+        min_insync_replicas=int(cfg["min_insync_replicas"]),
+        topic_min_insync_replicas=tuple(
+            (topic, int(settings["min_insync_replicas"]))
+            for topic, settings in sorted(cfg["topics"].items())
+            if "min_insync_replicas" in settings
+        ),
+    )
+
+
 def read_settings(argv: list[str] | None) -> Settings:
     args = parse_args(argv)
     cfg, cfg_path = load_config(args.config)
@@ -111,10 +126,7 @@ def read_settings(argv: list[str] | None) -> Settings:
         temporary_checkpoint=args.checkpoint is None,
         run_id=args.run_id or datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ"),
         buckets=int(args.buckets or cfg["buckets"]),
-        config=ReplayConfig(
-            unclean_leader_election_enable=bool(cfg["unclean_leader_election_enable"]),
-            delete_topic_enable=bool(cfg["delete_topic_enable"]),
-        ),
+        config=replay_config(cfg),
         max_file_age=str(cfg["max_file_age"]),
         config_file=cfg_path,
         spark_conf=spark_conf,

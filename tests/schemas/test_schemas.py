@@ -20,6 +20,7 @@ ROW_TYPES = {
     "update_metadata_requests": rows.UpdateMetadataRow,
     "stop_replica_requests": rows.StopReplicaRow,
     "findings": rows.FindingRow,
+    "partition_windows": rows.PartitionWindowRow,
     "broker_timeline": rows.BrokerIntervalRow,
     "controller_timeline": rows.ControllerRow,
 }
