@@ -92,7 +92,8 @@ TAGGED_SCHEMA = T.StructType(
 # The reconciliation counts of one group in one batch (rows_read = rows_applied +
 # rows_duplicate + rows_quarantined + rows_late), findings as JSON {kind: count}, and, for
 # the human summary, JSON {state: count} of the group's partitions after the batch and the
-# first OFFLINE_LISTED offline partitions as JSON [[topic, partition], ...].
+# first OFFLINE_LISTED offline partitions as JSON [[topic, partition], ...]; the highest seq
+# the group has applied (what the next run's rows are late against).
 GROUP_COUNTS_SCHEMA = T.StructType(
     [
         T.StructField("rows_read", T.LongType(), False),
@@ -103,6 +104,7 @@ GROUP_COUNTS_SCHEMA = T.StructType(
         T.StructField("findings_by_kind", T.StringType(), False),
         T.StructField("partitions_by_state", T.StringType(), False),
         T.StructField("offline_partitions", T.StringType(), False),
+        T.StructField("watermark", T.LongType(), False),
     ]
 )
 

@@ -2,7 +2,9 @@
 
 Re-running a run_id replaces that run's partition and never duplicates rows: a non-empty
 write uses dynamic partition overwrite, and a table that has no rows in this run has its
-old `run_id=` partition removed (an empty dynamic overwrite would leave it in place).
+`run_id=` partition replaced by an empty one (one file with the schema and no rows: an
+empty dynamic overwrite would leave the old partition in place, and a table directory with
+no file at all cannot be read without a schema).
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from typing import Any
 
 import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import types as T
 
 from schemas.tables import TABLES
 
@@ -41,6 +44,12 @@ def rename_path(spark: SparkSession, source: str, target: str) -> None:
         raise OSError(f"could not rename {source} to {target}")
 
 
+def hadoop_status(spark: SparkSession, path: str) -> Any | None:
+    """Hadoop's FileStatus of `path` (`isDirectory()`, `isFile()`), or None when absent."""
+    filesystem, hpath = _hadoop_path(spark, path)
+    return filesystem.getFileStatus(hpath) if filesystem.exists(hpath) else None
+
+
 def path_exists(spark: SparkSession, path: str) -> bool:
     filesystem, hpath = _hadoop_path(spark, path)
     return bool(filesystem.exists(hpath))
@@ -66,6 +75,12 @@ def write_text(spark: SparkSession, path: str, text: str) -> None:
         stream.close()
 
 
+def list_names(spark: SparkSession, path: str) -> list[str]:
+    """The names of the entries of a directory (files and directories), sorted."""
+    filesystem, hpath = _hadoop_path(spark, path)
+    return sorted(str(status.getPath().getName()) for status in filesystem.listStatus(hpath))
+
+
 def create_new_text(spark: SparkSession, path: str, text: str) -> bool:
     """Write `text` to a file that must not exist yet; False when it does. Hadoop's
     `create(overwrite=false)` is atomic on HDFS, so two callers cannot both succeed."""
@@ -83,6 +98,32 @@ def create_new_text(spark: SparkSession, path: str, text: str) -> bool:
     return True
 
 
+def body_schema(table: str) -> T.StructType:
+    """A table's columns without its partition column `run_id`."""
+    return T.StructType([f for f in TABLES[table].fields if f.name != "run_id"])
+
+
+def write_empty_partition(spark: SparkSession, out_dir: str, table: str, run_id: str) -> None:
+    """This run's partition of `table` holding no rows but one file with the schema, so
+    that `spark.read.parquet(<out>/<table>)` works whatever the run found."""
+    target = f"{table_path(out_dir, table)}/run_id={run_id}"
+    spark.createDataFrame([], body_schema(table)).coalesce(1).write.mode("overwrite") \
+        .parquet(target)
+
+
+def ensure_run_partitions(spark: SparkSession, out_dir: str, run_id: str) -> None:
+    """Every table has this run's partition, if only an empty one."""
+    for table in TABLES:
+        if not path_exists(spark, f"{table_path(out_dir, table)}/run_id={run_id}"):
+            write_empty_partition(spark, out_dir, table, run_id)
+
+
+def read_table(spark: SparkSession, out_dir: str, table: str) -> DataFrame:
+    """A table with its own schema: `run_id` comes back as a string whatever it looks like
+    (partition discovery alone would read `run_id=20261122` as an integer)."""
+    return spark.read.schema(TABLES[table]).parquet(table_path(out_dir, table))
+
+
 def write_table(
     spark: SparkSession, df: DataFrame | None, out_dir: str, table: str, run_id: str,
     rows: int, replace: bool,
@@ -95,7 +136,7 @@ def write_table(
     path = table_path(out_dir, table)
     if rows == 0 or df is None:
         if replace:
-            delete_path(spark, f"{path}/run_id={run_id}")
+            write_empty_partition(spark, out_dir, table, run_id)
         return
     (
         df.write.mode("overwrite" if replace else "append")

@@ -87,6 +87,7 @@ class GroupCounts(NamedTuple):
     findings_by_kind: str  # JSON {kind: count}
     partitions_by_state: str  # JSON {state: count}
     offline_partitions: str  # JSON [[topic, partition], ...]
+    watermark: int  # the highest seq the group has applied after the batch
 
 
 COUNTS_ARROW = arrow_schema(GROUP_COUNTS_SCHEMA)

@@ -106,9 +106,10 @@ class GroupOutput:
         self.tagged.clear()
         return part
 
-    def finish(self, out: Outputs, group: GroupInput, watermark: int) -> list[TaggedRow]:
+    def finish(self, out: Outputs, group: GroupInput, late_through: int,
+               new_state: BucketState) -> list[TaggedRow]:
         """The rest of the tables, the quarantine and the counts row, after the fold."""
-        out.findings.extend(_late_finding(e, watermark) for e in out.late)
+        out.findings.extend(_late_finding(e, late_through) for e in out.late)
         self.emit(out, STATE_TABLES + EVENT_TABLES)
         self.add("quarantine", group.quarantined)
         states = Counter(p.state for p in out.partition_states)
@@ -123,6 +124,7 @@ class GroupOutput:
             findings_by_kind=json.dumps(dict(sorted(self.kinds.items()))),
             partitions_by_state=json.dumps(dict(sorted(states.items()))),
             offline_partitions=json.dumps(offline),
+            watermark=new_state.watermark,
         )
         self.tagged.append(
             TaggedRow(self.cluster, self.bucket, COUNTS_TAG, 0, encode_counts(counts)))
@@ -181,50 +183,67 @@ def read_group(pdfs: Iterable[pd.DataFrame], group: GroupInput, output: GroupOut
                     group.quarantined = []
 
 
-def account_cluster_rows(group: GroupInput, timeline: ClusterTimeline, watermark: int) -> Folded:
+def account_cluster_rows(group: GroupInput, timeline: ClusterTimeline, watermark: int,
+                         late_through: int) -> Folded:
     """The cluster-scope group. The driver's timeline applies these rows; here they are only
     accounted for, and the timeline's own findings are reported once, by the run that
-    reaches them. A cluster row at or below the timeline's end in the previous run is late:
-    every bucket has already replayed past it (they are all woken every run)."""
+    reaches them: those up to the run's horizon, the seq of its last cluster event (a
+    rejected event after the last step still has its finding). A cluster row at or below
+    what the previous runs applied is late: the driver left it out of the timeline."""
     rows = group.valid
     distinct = rows.in_memory() if not rows.spilled else list(rows.merged())
     until = group.until
     out = Outputs()
     out.findings = [f for f in timeline.findings if (f.seq or -1) > watermark
                     and (until is None or (f.seq or -1) <= until)]
-    out.late = [e for e in map(Event._make, distinct) if e.seq <= watermark]
+    out.late = [e for e in map(Event._make, distinct) if e.seq <= late_through]
     out.applied = len(distinct) - len(out.late)
-    last = timeline.last_seq
-    if until is not None and last is not None:
-        last = min(last, until)
-    return BucketState(max(watermark, last if last is not None else -1)), out
+    reached = until if until is not None else timeline.last_seq
+    return BucketState(max(watermark, reached if reached is not None else -1)), out
+
+
+def split_late(events: Iterable[Event], late_through: int, late: list[Event]) -> Iterator[Event]:
+    """The events after `late_through`; the others go to `late`. Lateness is decided per
+    cluster, against what the previous runs applied, so that it does not depend on which
+    bucket a topic hashes to (the core's own watermark check is per group)."""
+    for e in events:
+        if e.seq <= late_through:
+            late.append(e)
+        else:
+            yield e
 
 
 def fold_in_memory(group: GroupInput, saved: BucketState | None, timeline: ClusterTimeline,
-                   config: ReplayConfig, output: GroupOutput) -> Folded:
-    events = [Event(*e) for e in group.valid.in_memory()]
-    return replay(saved, events, timeline, config, flush=output.emit,
-                  flush_rows=FLUSH_ROWS, until=group.until)
+                   config: ReplayConfig, output: GroupOutput, late_through: int) -> Folded:
+    late: list[Event] = []
+    events = list(split_late(map(Event._make, group.valid.in_memory()), late_through, late))
+    new_state, out = replay(saved, events, timeline, config, flush=output.emit,
+                            flush_rows=FLUSH_ROWS, until=group.until)
+    out.late[:0] = late
+    return new_state, out
 
 
 def fold_in_pieces(
     group: GroupInput, saved: BucketState | None, timeline: ClusterTimeline,
-    config: ReplayConfig, output: GroupOutput,
+    config: ReplayConfig, output: GroupOutput, late_through: int,
 ) -> Generator[list[TaggedRow], None, Folded]:
     """A spilled group: its merged runs folded PIECE_ROWS at a time, each piece's output
     yielded as it folds."""
     fold = Fold(saved, timeline, config, flush=output.emit, flush_rows=FLUSH_ROWS,
                 until=group.until)
-    merged = group.valid.merged()
-    while piece := [Event(*e) for e in islice(merged, PIECE_ROWS)]:
+    late: list[Event] = []
+    merged = split_late(map(Event._make, group.valid.merged()), late_through, late)
+    while piece := list(islice(merged, PIECE_ROWS)):
         fold.feed(piece)
         yield output.taken()
-    return fold.finish()
+    new_state, out = fold.finish()
+    out.late[:0] = late
+    return new_state, out
 
 
 def replay_one_group(
     cluster: str, bucket: int, pdfs: Iterable[pd.DataFrame], state: GroupState,
-    timeline: ClusterTimeline, config: ReplayConfig,
+    timeline: ClusterTimeline, config: ReplayConfig, applied_through: int,
 ) -> Iterator[list[TaggedRow]]:
     """Yields the group's tagged rows in parts: a spilled group's parts as its pieces fold."""
     output = GroupOutput(cluster, bucket)
@@ -235,20 +254,26 @@ def replay_one_group(
             return  # every bucket is woken; this one has never held a topic: no state
         saved = BucketState.from_bytes(bytes(state.get[0])) if state.exists else None
         watermark = saved.watermark if saved is not None else -1
+        late_through = max(watermark, applied_through)
         if bucket == CLUSTER_BUCKET:
-            new_state, out = account_cluster_rows(group, timeline, watermark)
+            new_state, out = account_cluster_rows(group, timeline, watermark, late_through)
         elif not group.valid.spilled:
-            new_state, out = fold_in_memory(group, saved, timeline, config, output)
+            new_state, out = fold_in_memory(group, saved, timeline, config, output,
+                                            late_through)
         else:
-            new_state, out = yield from fold_in_pieces(group, saved, timeline, config, output)
+            new_state, out = yield from fold_in_pieces(group, saved, timeline, config, output,
+                                                       late_through)
     finally:
         group.valid.close()
     state.update((new_state.to_bytes(),))
-    yield output.finish(out, group, watermark)
+    yield output.finish(out, group, late_through, new_state)
 
 
-def make_replay_fn(timelines: dict[str, ClusterTimeline], config: ReplayConfig) -> ReplayFn:
-    """The per-group function; the timelines and config travel in its closure."""
+def make_replay_fn(timelines: dict[str, ClusterTimeline], config: ReplayConfig,
+                   applied_through: dict[str, int] | None = None) -> ReplayFn:
+    """The per-group function; the timelines, the config and what the previous runs applied
+    per cluster (rows at or below it are late) travel in its closure."""
+    previous = dict(applied_through or {})
     empty_timeline = build_timeline([])
 
     def replay_group(
@@ -257,7 +282,8 @@ def make_replay_fn(timelines: dict[str, ClusterTimeline], config: ReplayConfig) 
         cluster, bucket = str(key[0]), int(key[1])  # the grouping key: (cluster, bucket)
         timeline = timelines.get(cluster, empty_timeline)
         with gc_paused():
-            for tagged in replay_one_group(cluster, bucket, pdfs, state, timeline, config):
+            for tagged in replay_one_group(cluster, bucket, pdfs, state, timeline, config,
+                                           previous.get(cluster, -1)):
                 if tagged:
                     yield pd.DataFrame.from_records(tagged, columns=TAGGED_COLUMNS)
 

@@ -20,7 +20,7 @@ files are scanned again next time.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from urllib.parse import unquote
 
 from pyspark.sql import SparkSession
@@ -29,6 +29,7 @@ from jobs.common.tables import delete_path, path_exists, read_text, rename_path,
 from jobs.replay.source import READ_OPTIONS, read_events
 from jobs.replay.timeline import LogScan, event_of, log_scan, scan_log
 from schemas.events import EVENT_SCHEMA
+from statemachine.events import Event
 
 HISTORY_FORMAT = 1
 
@@ -37,6 +38,9 @@ HISTORY_FORMAT = 1
 class History:
     files: frozenset[str]  # as Spark lists them (`DataFrame.inputFiles()`)
     scan: LogScan
+    # cluster -> the highest seq the committed runs applied: a row at or below it is late
+    # (absent in a history written before lateness was decided per cluster: nothing).
+    applied_through: dict[str, int] = field(default_factory=dict)
 
 
 def _path(checkpoint: str) -> str:
@@ -56,10 +60,13 @@ def load_history(spark: SparkSession, checkpoint: str, buckets: int) -> History 
         raise ValueError(f"{path} has format {saved.get('format')}, this build reads "
                          f"{HISTORY_FORMAT}; replay in full with a new checkpoint")
     events = {c: [event_of(e) for e in evs] for c, evs in saved["cluster_events"].items()}
-    return History(frozenset(saved["files"]), log_scan(saved["clusters"], events, buckets))
+    applied = {c: int(seq) for c, seq in saved.get("applied_through", {}).items()}
+    return History(frozenset(saved["files"]), log_scan(saved["clusters"], events, buckets),
+                   applied)
 
 
-def save_history(spark: SparkSession, checkpoint: str, files: list[str], scan: LogScan) -> None:
+def save_history(spark: SparkSession, checkpoint: str, files: list[str], scan: LogScan,
+                 applied_through: dict[str, int]) -> None:
     """Replace the history (written aside, then renamed over the old one)."""
     text = json.dumps({
         "format": HISTORY_FORMAT,
@@ -67,6 +74,7 @@ def save_history(spark: SparkSession, checkpoint: str, files: list[str], scan: L
         "clusters": sorted(scan.buckets),
         "cluster_events": {c: [list(e) for e in evs]
                            for c, evs in sorted(scan.cluster_events.items())},
+        "applied_through": dict(sorted(applied_through.items())),
     }, separators=(",", ":"))
     path = _path(checkpoint)
     write_text(spark, f"{path}.tmp", text + "\n")
@@ -96,7 +104,17 @@ def scan_with_history(
     fresh = scan_log(reader.parquet(*[unquote(f) for f in new]), buckets)
     clusters = set(history.scan.buckets) | set(fresh.buckets)
     events = {
-        c: list({*history.scan.cluster_events.get(c, []), *fresh.cluster_events.get(c, [])})
+        c: list({*history.scan.cluster_events.get(c, []),
+                 *on_time(fresh.cluster_events.get(c, []), history.applied_through.get(c))})
         for c in clusters
     }
     return log_scan(clusters, events, buckets), len(new)
+
+
+def on_time(events: list[Event], applied_through: int | None) -> list[Event]:
+    """The new cluster events the timeline may take: a late one (at or below what the
+    committed runs applied) would change brokers' history that every bucket has already
+    replayed past, so it is left to the replay, which counts it late."""
+    if applied_through is None:
+        return events
+    return [e for e in events if e.seq > applied_through]

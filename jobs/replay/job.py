@@ -17,6 +17,8 @@ and the checkpoint in docs/replay-job.md.
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import hashlib
 import json
 import shutil
 import sys
@@ -33,16 +35,34 @@ from pyspark.sql import SparkSession
 from pyspark.sql.streaming.query import StreamingQuery
 
 from jobs.common.config import DEFAULT_CONFIG, find_file, load_config
+from jobs.common.lease import CheckpointLease, LeaseHeld
+from jobs.common.paths import run_id_problem
 from jobs.common.session import build_session, under_spark_submit
-from jobs.common.tables import path_exists, read_text, write_arrow, write_text
+from jobs.common.tables import (
+    ensure_run_partitions,
+    path_exists,
+    read_text,
+    rename_path,
+    write_arrow,
+    write_text,
+)
+from jobs.replay import faults
 from jobs.replay.codec import rows_to_record_batch
-from jobs.replay.history import input_files, load_history, save_history, scan_with_history
+from jobs.replay.failures import nested_problem, out_problem, read_failure
+from jobs.replay.history import (
+    History,
+    input_files,
+    load_history,
+    save_history,
+    scan_with_history,
+)
 from jobs.replay.keying import key_events, key_wake_rows
+from jobs.replay.ledger import ClusterCounts, RunLedger
 from jobs.replay.pack import pack
-from jobs.replay.sink import BatchSink, ClusterCounts
+from jobs.replay.sink import BatchSink
 from jobs.replay.source import EventSchemaError, check_event_files, stream_events
 from jobs.replay.summary import print_summary, summary_batches
-from jobs.replay.timeline import LogScan, build_timelines, timeline_rows
+from jobs.replay.timeline import LogScan, build_timelines, horizon, timeline_rows
 from schemas.state import PACKED_SCHEMA, STATE_SCHEMA, TAGGED_SCHEMA, WAKE_SCHEMA
 from schemas.tables import TIMELINE_TABLES
 from statemachine.cluster import ClusterTimeline
@@ -122,7 +142,7 @@ def read_settings(argv: list[str] | None) -> Settings:
     settings = Settings(
         events=args.events,
         out=args.out,
-        checkpoint=args.checkpoint or tempfile.mkdtemp(prefix="replay-checkpoint-"),
+        checkpoint=args.checkpoint or "",  # a temporary one is made once the checks pass
         temporary_checkpoint=args.checkpoint is None,
         run_id=args.run_id or datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ"),
         buckets=int(args.buckets or cfg["buckets"]),
@@ -132,8 +152,8 @@ def read_settings(argv: list[str] | None) -> Settings:
         spark_conf=spark_conf,
         master=args.master,
     )
-    log(f"events={settings.events} out={settings.out} checkpoint={settings.checkpoint}"
-        f"{' (temporary: full replay)' if settings.temporary_checkpoint else ''} "
+    log(f"events={settings.events} out={settings.out} "
+        f"checkpoint={settings.checkpoint or '(temporary: full replay)'} "
         f"run_id={settings.run_id}")
     log(f"config={cfg_path or '(defaults)'} buckets={settings.buckets} {settings.config} "
         f"max_file_age={settings.max_file_age}")
@@ -174,11 +194,18 @@ class TimelineStage:
     """What the driver learnt from the whole log, and the timeline tables being written."""
 
     log_files: list[str]
+    history: History | None
     scan: LogScan
     timelines: dict[str, ClusterTimeline]
     rows_written: dict[str, dict[str, int]]  # cluster -> timeline table -> rows
     writes: list[Future[int]]
     background: ThreadPoolExecutor
+
+    @property
+    def applied_through(self) -> dict[str, int]:
+        """Per cluster, what the committed runs applied: this run's rows at or below it
+        are late."""
+        return dict(self.history.applied_through) if self.history is not None else {}
 
     def finish_writes(self) -> None:
         for done in self.writes:
@@ -208,18 +235,27 @@ def timeline_stage(spark: SparkSession, s: Settings) -> TimelineStage:
     log(f"timeline: {scanned} file(s) scanned, {len(log_files) - scanned} known from the "
         f"checkpoint's history; clusters={list(timelines)} steps="
         f"{ {c: len(tl.steps) for c, tl in timelines.items()} }")
-    return TimelineStage(log_files, scan, timelines, rows_written, writes, background)
+    return TimelineStage(log_files, history, scan, timelines, rows_written, writes,
+                         background)
 
 
 # -- stream stage --------------------------------------------------------------------------
 
 def write_wake_rows(spark: SparkSession, s: Settings, timeline: TimelineStage) -> None:
     """One row per (cluster, bucket): every group with state replays this run, up to the
-    cluster's horizon (its timeline's last step)."""
-    rows = [(c, b, s.run_id, timeline.timelines[c].last_seq)
+    cluster's horizon. Written once per run and horizon, under a name made of both and
+    renamed into place whole: a rerun of a killed run finds its wake rows (replayed or
+    not) instead of waking every bucket a second time."""
+    rows = [(c, b, s.run_id, horizon(timeline.scan, c))
             for c, bs in timeline.scan.buckets.items() for b in bs]
-    spark.createDataFrame(rows, WAKE_SCHEMA).coalesce(1).write.mode("append") \
-        .parquet(s.under_checkpoint("wake"))
+    digest = hashlib.sha1(json.dumps(sorted({(r[0], r[3]) for r in rows})).encode())
+    target = s.under_checkpoint(f"wake/{s.run_id}-{digest.hexdigest()[:12]}")
+    if path_exists(spark, target):
+        return
+    staging = s.under_checkpoint(f"wake/_staging-{s.run_id}")  # hidden from the stream
+    spark.createDataFrame(rows, WAKE_SCHEMA).coalesce(1).write.mode("overwrite") \
+        .parquet(staging)
+    rename_path(spark, staging, target)
 
 
 def start_query(spark: SparkSession, s: Settings, timeline: TimelineStage,
@@ -232,11 +268,13 @@ def start_query(spark: SparkSession, s: Settings, timeline: TimelineStage,
 
     rows = key_events(stream_events(spark, s.events, s.max_file_age), s.buckets)
     if timeline.timelines:
-        wake = spark.readStream.schema(WAKE_SCHEMA).parquet(s.under_checkpoint("wake"))
+        wake = spark.readStream.schema(WAKE_SCHEMA).option("recursiveFileLookup", "true") \
+            .parquet(s.under_checkpoint("wake"))
         rows = rows.unionByName(key_wake_rows(wake))
+    replay_fn = make_replay_fn(timeline.timelines, s.config, timeline.applied_through)
     tagged = rows.mapInArrow(pack, PACKED_SCHEMA).groupBy("cluster", "bucket") \
-        .applyInPandasWithState(make_replay_fn(timeline.timelines, s.config), TAGGED_SCHEMA,
-                                STATE_SCHEMA, "append", GroupStateTimeout.NoTimeout)
+        .applyInPandasWithState(replay_fn, TAGGED_SCHEMA, STATE_SCHEMA, "append",
+                                GroupStateTimeout.NoTimeout)
     return (
         tagged.writeStream.outputMode("append")
         .foreachBatch(sink)
@@ -248,12 +286,13 @@ def start_query(spark: SparkSession, s: Settings, timeline: TimelineStage,
 
 
 def stream_stage(spark: SparkSession, s: Settings, timeline: TimelineStage,
-                 clock: StageClock) -> BatchSink:
+                 ledger: RunLedger, clock: StageClock) -> BatchSink:
     start = time.perf_counter()
     if timeline.timelines:
         write_wake_rows(spark, s, timeline)
-    sink = BatchSink(s.out, s.run_id, s.buckets, log)
+    sink = BatchSink(s.out, s.run_id, s.buckets, ledger, log)
     start_query(spark, s, timeline, sink).awaitTermination()
+    faults.reached("query_committed")
     elapsed = clock.since(start)
     clock.seconds["stream"] = elapsed - sink.fold_seconds - sink.write_seconds
     clock.seconds["replay"] = sink.fold_seconds
@@ -264,25 +303,36 @@ def stream_stage(spark: SparkSession, s: Settings, timeline: TimelineStage,
 
 # -- summary stage -------------------------------------------------------------------------
 
-def summary_stage(spark: SparkSession, s: Settings, timeline: TimelineStage, sink: BatchSink,
-                  clock: StageClock) -> None:
+def summary_stage(spark: SparkSession, s: Settings, timeline: TimelineStage,
+                  ledger: RunLedger, clock: StageClock) -> None:
+    """The run's summary from every batch it committed (a rerun's and a killed attempt's
+    alike), then the history and the marker that close the run."""
     start = time.perf_counter()
     timeline.finish_writes()
+    counts = ledger.totals()
     for cluster, written in timeline.rows_written.items():
-        sink.counts.setdefault(cluster, ClusterCounts()).rows_written.update(written)
+        counts.setdefault(cluster, ClusterCounts()).rows_written.update(written)
+    ensure_run_partitions(spark, s.out, s.run_id)
     clock.seconds["summary"] = clock.since(start)
     clock.seconds["total"] = clock.since(clock.t0)
-    summary = summary_batches(sink, s.run_id, s.buckets, clock.started_at, datetime.now(UTC),
-                              clock.seconds)
+    summary = summary_batches(counts, len(ledger.records), s.run_id, s.buckets,
+                              clock.started_at, datetime.now(UTC), clock.seconds)
     write_arrow(spark, summary, s.out, "run_summary", s.run_id)
-    save_history(spark, s.checkpoint, timeline.log_files, timeline.scan)
-    write_text(spark, s.marker, f'{{"run_id": "{s.run_id}", "batches": {sink.batches}}}\n')
-    print_summary(s.out, s.run_id, sink)
+    faults.reached("summary_written")
+    applied = timeline.applied_through
+    for cluster, c in counts.items():
+        applied[cluster] = max(applied.get(cluster, -1), c.applied_through)
+    save_history(spark, s.checkpoint, timeline.log_files, timeline.scan, applied)
+    faults.reached("history_saved")
+    write_text(spark, s.marker,
+               json.dumps({"run_id": s.run_id, "batches": len(ledger.records)}) + "\n")
+    print_summary(s.out, s.run_id, counts)
 
 
 # -- the job -------------------------------------------------------------------------------
 
 def replay_run(spark: SparkSession, s: Settings, clock: StageClock) -> int:
+    """The run, holding the checkpoint: nothing is written before the lease is taken."""
     if path_exists(spark, s.marker):
         log(f"run {s.run_id} is already committed in {s.checkpoint}; nothing to do "
             "(new files are taken in by the next run id)")
@@ -290,28 +340,63 @@ def replay_run(spark: SparkSession, s: Settings, clock: StageClock) -> int:
     problem = pin_buckets(spark, s.checkpoint, s.buckets)
     if problem is not None:
         return error(problem)
+    ledger = RunLedger(spark, s.checkpoint, s.run_id).load()
+    if ledger.records:
+        log(f"run {s.run_id} resumes: batch(es) {sorted(ledger.records)} already written")
     start = time.perf_counter()
     timeline = timeline_stage(spark, s)
     clock.seconds["timeline"] = clock.since(start)
-    sink = stream_stage(spark, s, timeline, clock)
-    summary_stage(spark, s, timeline, sink, clock)
+    stream_stage(spark, s, timeline, ledger, clock)
+    summary_stage(spark, s, timeline, ledger, clock)
     return 0
 
 
+def early_problem(s: Settings) -> str | None:
+    """What can be refused before Spark starts: a run id that cannot name a directory, an
+    output or checkpoint directory inside the event directory."""
+    return run_id_problem(s.run_id) or nested_problem(s.events, s.out, s.checkpoint or None)
+
+
+def run_with_session(spark: SparkSession, s: Settings, clock: StageClock) -> int:
+    problem = out_problem(spark, s.out, s.run_id)
+    if problem is not None:
+        return error(problem)
+    if s.temporary_checkpoint:
+        return replay_run(spark, s, clock)
+    try:
+        with CheckpointLease(spark, s.checkpoint, s.run_id):
+            return replay_run(spark, s, clock)
+    except LeaseHeld as exc:
+        return error(f"checkpoint {s.checkpoint}: {exc}")
+
+
 def main(argv: list[str] | None = None, spark: SparkSession | None = None) -> int:
-    s = read_settings(argv)
+    try:
+        s = read_settings(argv)
+    except (ValueError, FileNotFoundError) as exc:  # the config file
+        return error(str(exc))
+    problem = early_problem(s)
+    if problem is not None:
+        return error(problem)
     clock = StageClock()
     try:
-        try:
-            files = check_event_files(s.events, log)
-        except EventSchemaError as exc:
-            return error(str(exc))
-        clock.seconds["check"] = clock.since(clock.t0)
-        log(f"schema check: {files} file(s) readable")
+        files = check_event_files(s.events, log)
+    except EventSchemaError as exc:
+        return error(str(exc))
+    clock.seconds["check"] = clock.since(clock.t0)
+    log(f"schema check: {files} file(s) readable")
+    if s.temporary_checkpoint:
+        s = dataclasses.replace(s, checkpoint=tempfile.mkdtemp(prefix="replay-checkpoint-"))
+    try:
         if spark is None:
             spark = build_session("kafka-controller-replay", master=s.master,
                                   properties_file=s.spark_conf)
-        return replay_run(spark, s, clock)
+        return run_with_session(spark, s, clock)
+    except Exception as exc:
+        explained = read_failure(exc)
+        if explained is None:
+            raise
+        return error(explained)
     finally:
         if s.temporary_checkpoint:
             shutil.rmtree(s.checkpoint, ignore_errors=True)

@@ -7,7 +7,8 @@ from datetime import datetime
 import pyarrow as pa
 
 from jobs.replay.codec import rows_to_record_batch
-from jobs.replay.sink import BatchSink
+from jobs.replay.ledger import BatchCounts, ClusterCounts
+from schemas.event_types import DEFAULT_CLUSTER
 
 
 def _micros(t: datetime) -> int:
@@ -15,19 +16,22 @@ def _micros(t: datetime) -> int:
 
 
 def summary_batches(
-    sink: BatchSink,
+    counts: BatchCounts,
+    batches: int,
     run_id: str,
     buckets: int,
     started_at: datetime,
     finished_at: datetime,
     seconds: dict[str, float],
 ) -> list[pa.RecordBatch]:
+    """One row per cluster; a run that read nothing still has one (of the default cluster,
+    all zeros), so that a scheduler can tell "no events" from "did not run"."""
     stage = sorted((k, round(v, 3)) for k, v in seconds.items())
     out = []
-    for cluster in sorted(sink.counts):
-        c = sink.counts[cluster]
+    for cluster in sorted(counts) or [DEFAULT_CLUSTER]:
+        c = counts.get(cluster, ClusterCounts())
         row = (
-            _micros(started_at), _micros(finished_at), buckets, sink.batches,
+            _micros(started_at), _micros(finished_at), buckets, batches,
             c.rows_read, c.rows_applied, c.rows_duplicate, c.rows_quarantined, c.rows_late,
             sorted(c.findings_by_kind.items()), sorted(c.partitions_by_state.items()),
             sorted(c.rows_written.items()), stage,
@@ -36,11 +40,13 @@ def summary_batches(
     return out
 
 
-def print_summary(out_dir: str, run_id: str, sink: BatchSink) -> None:
+def print_summary(out_dir: str, run_id: str, counts: BatchCounts) -> None:
     """Partitions by state, offline partitions, findings by kind, where the tables are."""
     print(f"\n== replay run {run_id} ==")
-    for cluster in sorted(sink.counts):
-        c = sink.counts[cluster]
+    if not counts:
+        print("no events: rows read 0")
+    for cluster in sorted(counts):
+        c = counts[cluster]
         print(f"cluster {cluster}: rows read {c.rows_read} = applied {c.rows_applied}"
               f" + duplicate {c.rows_duplicate} + quarantined {c.rows_quarantined}"
               f" + late {c.rows_late}")

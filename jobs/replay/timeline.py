@@ -91,3 +91,10 @@ def timeline_rows(timeline: ClusterTimeline) -> dict[str, list[tuple[Any, ...]]]
         "broker_timeline": list(broker_intervals(timeline)),
         "controller_timeline": list(controller_rows(timeline)),
     }
+
+
+def horizon(scan: LogScan, cluster: str) -> int | None:
+    """How far this run's groups replay the cluster's timeline: its last cluster event, a
+    step or one the timeline rejected (whose finding must still be reported)."""
+    events = scan.cluster_events.get(cluster, [])
+    return max(e.seq for e in events) if events else None

@@ -1,0 +1,74 @@
+"""Failures a user can act on, turned into one line each (the job then exits with 2).
+
+Two are checked before the replay starts, so that a mistake costs seconds, not a whole
+replay: an `--out` that is a file or cannot be written, and output or checkpoint
+directories inside the event directory (the event source reads it recursively, so the
+job's own files would come back as input). One is recognised after the fact: an event file
+whose footer is intact but whose data pages are not, which only Spark's read finds.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+from pyspark.sql import SparkSession
+
+from jobs.common.paths import scheme_of
+from jobs.common.tables import delete_path, hadoop_status, write_text
+
+# Spark's and Parquet's words for a data file it could not decode.
+_UNREADABLE = re.compile(
+    r"FAILED_READ_FILE|ParquetDecodingException|could not read page|is not a Parquet file"
+    r"|Can not read value|CorruptedDataException|Error reading file|Encountered error while "
+    r"reading file")
+_FILE = re.compile(r"(?:reading file|in file|file)\s+((?:file|hdfs|s3a?|abfss?|gs):\S+?|/\S+?)"
+                   r"(?=[.,;:]?(?:\s|$))")
+_CAUSE = re.compile(r"Caused by: ([\w.$]+(?:Exception|Error)[^\n]*)")
+
+
+def nested_problem(events: str, out: str, checkpoint: str | None) -> str | None:
+    """`--out` or `--checkpoint` inside `--events` (local paths; other file systems are
+    compared as written)."""
+    def norm(path: str) -> str:
+        if scheme_of(path) in ("", "file"):
+            local = re.sub(r"^file:(//)?", "", path)
+            return os.path.abspath(local).rstrip("/") + "/"
+        return path.rstrip("/") + "/"
+
+    root = norm(events)
+    for flag, path in (("--out", out), ("--checkpoint", checkpoint)):
+        if path and norm(path).startswith(root):
+            return (f"{flag} {path} is inside --events {events}: the job reads that "
+                    "directory recursively, so its own files would be read back as events; "
+                    "choose a directory outside it")
+    return None
+
+
+def out_problem(spark: SparkSession, out: str, run_id: str) -> str | None:
+    """Why the tables cannot be written under `out`, or None: it must be (or become) a
+    directory in which a file can be created."""
+    status = hadoop_status(spark, out)
+    if status is not None and not status.isDirectory():
+        return f"--out {out} is a file, not a directory; give a directory for the tables"
+    probe = f"{out.rstrip('/')}/_probe-{run_id}"
+    try:
+        write_text(spark, probe, "")
+        delete_path(spark, probe)
+    except Exception as exc:  # py4j carries the Java exception's message
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        return f"--out {out} cannot be written ({first[:200]}); check the path and its permissions"
+    return None
+
+
+def read_failure(exc: BaseException) -> str | None:
+    """One line for a Spark failure to read an event file, or None for any other error."""
+    text = str(exc)
+    if not _UNREADABLE.search(text):
+        return None
+    found = _FILE.search(text)
+    where = f"event file {found.group(1)}" if found else "an event file"
+    causes = _CAUSE.findall(text)
+    cause = causes[-1].strip() if causes else text.strip().splitlines()[0]
+    return (f"{where} cannot be read: its data is corrupt ({cause[:200]}); replace it with an "
+            "intact copy under the same name and run again (or replay with a new checkpoint)")
