@@ -3,18 +3,32 @@
 Settings come, lowest precedence first, from: the defaults below (UTC, RocksDB state store,
 dynamic partition overwrite), a spark-defaults style properties file (`conf/spark/*.conf`),
 then an explicit `conf` mapping.
+
+Logging: Spark logs every stage and task at INFO, thousands of lines that bury the jobs'
+own progress lines and summary (on stdout). The properties files point the driver at
+`conf/spark/log4j2.properties` (warnings and errors only, on stderr); and once the session
+has started, the log level is set to `REPLAY_SPARK_LOG_LEVEL` (default WARN), so a run with
+any other log4j configuration stays quiet too.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from jobs.common.paths import scheme_of
+
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
+
+ROOT = Path(__file__).resolve().parents[2]
+LOG_LEVEL_VARIABLE = "REPLAY_SPARK_LOG_LEVEL"
+DEFAULT_LOG_LEVEL = "WARN"
+LOG_CONFIG_OPTION = re.compile(r"(-Dlog4j2\.configurationFile=)(\S+)")
 
 ROCKSDB_PROVIDER = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
 
@@ -44,6 +58,24 @@ def read_properties(path: str | os.PathLike[str]) -> dict[str, str]:
     return props
 
 
+def absolute_log_config(java_options: str) -> str:
+    """`-Dlog4j2.configurationFile=conf/spark/log4j2.properties` with the file made a `file:`
+    URI of the repository's copy. log4j resolves a relative path against the driver's
+    working directory, so `python -m jobs.replay` started anywhere but the repository root
+    would silently fall back to Spark's INFO default. Absolute paths, URIs and files the
+    repository does not have are left as given."""
+    def absolute(match: re.Match[str]) -> str:
+        location = match.group(2)
+        if scheme_of(location) or Path(location).is_absolute():
+            return match.group(0)
+        candidate = ROOT / location
+        if not candidate.is_file():
+            return match.group(0)
+        return match.group(1) + candidate.as_uri()  # as_uri quotes spaces in the path
+
+    return LOG_CONFIG_OPTION.sub(absolute, java_options)
+
+
 def under_spark_submit() -> bool:
     """True when the Python driver was launched by spark-submit (it hands over a gateway)."""
     return "PYSPARK_GATEWAY_PORT" in os.environ
@@ -70,6 +102,9 @@ def build_session(
         settings.update(read_properties(conf))
     elif conf is not None:
         settings.update(conf)
+    if "spark.driver.extraJavaOptions" in settings:
+        settings["spark.driver.extraJavaOptions"] = absolute_log_config(
+            settings["spark.driver.extraJavaOptions"])
 
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     if not under_spark_submit():
@@ -88,4 +123,6 @@ def build_session(
         builder = builder.master(master)
     for key, value in settings.items():
         builder = builder.config(key, value)
-    return builder.getOrCreate()
+    session = builder.getOrCreate()
+    session.sparkContext.setLogLevel(os.environ.get(LOG_LEVEL_VARIABLE, DEFAULT_LOG_LEVEL))
+    return session

@@ -14,6 +14,29 @@ from pyspark.sql import functions as F
 from schemas import event_types as ET
 from schemas.state import CLUSTER_BUCKET, LIST_COLUMNS, REPLAY_INPUT_SCHEMA, WAKE_EVENT_TYPE
 
+# Kafka's rule for a topic name (`org.apache.kafka.common.internals.Topic.validate`, Kafka
+# 3.7.1): not empty, not "." or "..", at most 249 characters, only ASCII letters, digits,
+# '.', '_' and '-'. A controller never holds a topic that breaks it, so such a row is
+# quarantined rather than replayed under a name Kafka would have refused.
+TOPIC_MAX_LENGTH = 249
+TOPIC_LEGAL_CHARACTERS = "[a-zA-Z0-9._-]"
+
+
+def _topic_problems() -> list[Column]:
+    """One `rlike` and one length per row: the validator runs on every row of the stream.
+    Null topics are not judged here (the event types that need one say so). Spark's
+    `length` counts characters where Java counts UTF-16 units; they differ only for names
+    outside ASCII, which break the character rule anyway."""
+    topic = F.col("topic")
+    return [
+        F.when(topic == "", F.lit("illegal topic name: empty")),
+        F.when(topic.isin(".", ".."), F.lit("illegal topic name: '.' or '..'")),
+        F.when(F.length(topic) > TOPIC_MAX_LENGTH,
+               F.lit(f"illegal topic name: longer than {TOPIC_MAX_LENGTH} characters")),
+        F.when(topic.rlike("[^a-zA-Z0-9._-]"),
+               F.lit(f"illegal topic name: characters outside {TOPIC_LEGAL_CHARACTERS}")),
+    ]
+
 
 def _list_problems(name: str) -> list[Column]:
     col = F.col(name)
@@ -56,6 +79,7 @@ def reason_column() -> Column:
                     F.lit(f"missing {field} for {event_type}"),
                 )
             )
+    checks.extend(_topic_problems())
     for name in LIST_COLUMNS:
         checks.extend(_list_problems(name))
     checks += [
@@ -67,7 +91,7 @@ def reason_column() -> Column:
         F.when(F.col("partition") < 0, F.lit("negative partition")),
         F.when(F.col("broker_id") < 0, F.lit("negative broker_id")),
     ]
-    # nullif, not when(reason == "", null).otherwise(reason): that form evaluates the ~45
+    # nullif, not when(reason == "", null).otherwise(reason): that form evaluates the ~50
     # checks twice per row (measured 5.0 s vs 0.8 s on a 1M-row log).
     return F.nullif(F.concat_ws("; ", *checks), F.lit(""))
 

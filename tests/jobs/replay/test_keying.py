@@ -1,0 +1,52 @@
+"""Row validation (`jobs.replay.keying.reason_column`): a topic name Kafka would refuse
+(`org.apache.kafka.common.internals.Topic.validate`, Kafka 3.7.1) gives its reason, a legal
+one none."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from chispa import assert_df_equality
+from pyspark.sql import types as T
+
+from jobs.replay.keying import TOPIC_MAX_LENGTH, reason_column
+from schemas import event_types as ET
+from schemas.arrow import arrow_schema
+from schemas.events import EVENT_SCHEMA
+from tests.helpers.event_log import ev
+
+# Kafka 3.7.1 `Topic.MAX_NAME_LENGTH`: a partition's directory `<topic>-<partition>` and
+# its suffixes must fit in a 255-byte file name.
+LEGAL_LONGEST = "t" * TOPIC_MAX_LENGTH
+TOPICS: list[tuple[str | None, str | None]] = [
+    ("orders.v1_eu-west", None),
+    (LEGAL_LONGEST, None),
+    ("...", None),  # only "." and ".." are refused
+    ("_internal", None),
+    (None, None),  # a topic-less event: nothing to judge
+    ("", "illegal topic name: empty"),
+    (".", "illegal topic name: '.' or '..'"),
+    ("..", "illegal topic name: '.' or '..'"),
+    ("t" * 250, "illegal topic name: longer than 249 characters"),
+    ("sp ace", "illegal topic name: characters outside [a-zA-Z0-9._-]"),
+    ("a/b", "illegal topic name: characters outside [a-zA-Z0-9._-]"),
+    ("caf\u00e9", "illegal topic name: characters outside [a-zA-Z0-9._-]"),
+    ("x" * 250 + "!", "illegal topic name: longer than 249 characters; "
+                      "illegal topic name: characters outside [a-zA-Z0-9._-]"),
+]
+
+
+def test_a_topic_name_kafka_refuses_gives_its_reason(spark: Any) -> None:
+    # A broker event carries no required topic, so the topic is the only thing judged.
+    rows = [ev(i + 1, ET.BROKER_STARTUP, broker_id=1, topic=topic)
+            for i, (topic, _) in enumerate(TOPICS)]
+    events = spark.createDataFrame(
+        [tuple(row[name] for name in arrow_schema(EVENT_SCHEMA).names) for row in rows],
+        EVENT_SCHEMA)
+    actual = events.select("seq", reason_column().alias("reason")).orderBy("seq")
+    expected = spark.createDataFrame(
+        [(i + 1, reason) for i, (_, reason) in enumerate(TOPICS)],
+        T.StructType([T.StructField("seq", T.LongType(), True),
+                      T.StructField("reason", T.StringType(), True)]))
+    assert_df_equality(actual, expected, ignore_nullable=True)
+
