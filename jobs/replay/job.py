@@ -60,7 +60,7 @@ from jobs.replay.keying import key_events, key_wake_rows
 from jobs.replay.ledger import ClusterCounts, RunLedger
 from jobs.replay.pack import pack
 from jobs.replay.sink import BatchSink
-from jobs.replay.source import EventSchemaError, check_event_files, stream_events
+from jobs.replay.source import EventSchemaError, NeedsSpark, check_event_files, stream_events
 from jobs.replay.summary import print_summary, summary_batches
 from jobs.replay.timeline import LogScan, build_timelines, horizon, timeline_rows
 from schemas.state import PACKED_SCHEMA, STATE_SCHEMA, TAGGED_SCHEMA, WAKE_SCHEMA
@@ -380,18 +380,26 @@ def main(argv: list[str] | None = None, spark: SparkSession | None = None) -> in
         return error(problem)
     clock = StageClock()
     try:
-        files = check_event_files(s.events, log)
+        # Before Spark starts where pyarrow can read the file system (a bad file costs
+        # seconds, not a JVM start); through Spark where only Hadoop has a client.
+        files: int | None = check_event_files(s.events, log)
+    except NeedsSpark:
+        files = None
     except EventSchemaError as exc:
         return error(str(exc))
-    clock.seconds["check"] = clock.since(clock.t0)
-    log(f"schema check: {files} file(s) readable")
     if s.temporary_checkpoint:
         s = dataclasses.replace(s, checkpoint=tempfile.mkdtemp(prefix="replay-checkpoint-"))
     try:
         if spark is None:
             spark = build_session("kafka-controller-replay", master=s.master,
                                   properties_file=s.spark_conf)
+        if files is None:
+            files = check_event_files(s.events, log, spark=spark)
+        clock.seconds["check"] = clock.since(clock.t0)
+        log(f"schema check: {files} file(s) readable")
         return run_with_session(spark, s, clock)
+    except EventSchemaError as exc:
+        return error(str(exc))
     except Exception as exc:
         explained = read_failure(exc)
         if explained is None:
