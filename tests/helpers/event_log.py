@@ -53,9 +53,3 @@ def created(seq: int, topic: str, partition: int, replicas: list[int],
     return ev(seq, ET.PARTITION_CREATED, topic=topic, partition=partition, replicas=replicas,
               **kw)
 
-
-def test_written_log_has_the_event_schema(tmp_path: Path) -> None:
-    path = write_log(tmp_path, [failover(1, 1, [1, 2]), created(2, "t", 0, [1, 2])])
-    table = pq.read_table(path)
-    assert table.schema.names == ARROW_EVENT_SCHEMA.names
-    assert table.column("replicas").to_pylist() == [None, [1, 2]]

@@ -49,4 +49,6 @@ def test_a_topic_name_kafka_refuses_gives_its_reason(spark: Any) -> None:
         T.StructType([T.StructField("seq", T.LongType(), True),
                       T.StructField("reason", T.StringType(), True)]))
     assert_df_equality(actual, expected, ignore_nullable=True)
+    refused = [reason for _, reason in TOPICS if reason is not None]
+    assert refused and all(r.startswith("illegal topic name") for r in refused)
 
