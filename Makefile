@@ -28,7 +28,16 @@ ingest-sample: install ## ingest sample Kafka logs, replay them, compare with wh
 	$(PY) -m jobs.replay --events $(OUT)/ingest/events --out $(OUT)/ingest-replay
 	$(PY) -m jobs.compare --observed $(OUT)/ingest --replayed $(OUT)/ingest-replay --out $(OUT)/ingest-compare
 
-test: install ## run every test CI runs (pure core, Spark, end to end, standalone cluster)
+report-sample: install ## write $(OUT)/report.html for the sample (replays it first if $(OUT)/tables is missing)
+	@test -d $(OUT)/tables/run_summary || $(PY) -m jobs.sample --out $(OUT)
+	$(PY) -m jobs.report --tables $(OUT)/tables --out $(OUT)/report.html
+
+# The report's tests open the page in a real headless browser: Debian's chromium (as root,
+# as CI runs on a fresh Debian machine).
+browser: ## install Debian's chromium if it is missing (the report tests render in it)
+	command -v chromium >/dev/null || (apt-get update && apt-get install -y --no-install-recommends chromium)
+
+test: install browser ## run every test CI runs (pure core, Spark, end to end, standalone cluster)
 	$(PY) -m pytest -q
 
 test-fast: install ## the inner loop: every test but the slow end-to-end and cluster ones
@@ -60,4 +69,4 @@ cluster-test: install ## spark-submit the replay to a standalone master + 2 work
 clean: ## remove build and run outputs (keeps .venv)
 	rm -rf dist build $(OUT) .pytest_cache .mypy_cache .ruff_cache
 
-.PHONY: help install run test test-fast test-core lint typecheck bench-core bench package cluster-test clean ingest-sample
+.PHONY: help install run report-sample browser test test-fast test-core lint typecheck bench-core bench package cluster-test clean ingest-sample
