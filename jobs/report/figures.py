@@ -20,6 +20,8 @@ import numpy as np  # noqa: E402
 from matplotlib import dates as mdates  # noqa: E402
 from matplotlib.axes import Axes  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
+from matplotlib.patches import PathPatch  # noqa: E402
+from matplotlib.path import Path as MplPath  # noqa: E402
 
 from jobs.report.activity import REQUEST_TYPES, RequestRow  # noqa: E402
 from jobs.report.brokers import STATUSES, AxisEvent, Lane  # noqa: E402
@@ -41,6 +43,8 @@ EVENT_STYLE: dict[str, tuple[str, Any, str]] = {
     "broker_startup": ("#2e7d32", "-.", "broker startup"),
     "controller_failover": ("#6a1b9a", "-", "controller election"),
 }
+# Events closer than one of these slices of the span are drawn as one line.
+MARKER_SLICES = 1200
 REQUEST_COLOURS = ("#3949ab", "#00897b", "#8d6e63")
 RC: dict[str, Any] = {"svg.fonttype": "none", "font.size": 10.0, "font.family": "sans-serif",
       "axes.spines.top": False, "axes.spines.right": False}
@@ -95,13 +99,27 @@ def _step(ax: Axes, series: StepSeries, span: TimeRange) -> None:
             label=f"{label} (peak {series.peak:,})")
 
 
-def _markers(ax: Axes, events: list[AxisEvent]) -> None:
+def _date_numbers(micros: np.ndarray) -> np.ndarray:
+    dates: Any = mdates  # the date helpers carry no type annotations
+    numbers: np.ndarray = np.asarray(dates.date2num(_times(micros)), dtype=np.float64)
+    return numbers
+
+
+def _markers(ax: Axes, events: list[AxisEvent], span: TimeRange) -> None:
+    """One line per kind of event, through every event of that kind (one SVG path however
+    many events); events closer than one of MARKER_SLICES of the span share a line."""
+    length = max(span.end - span.start, 1)
     for kind, (colour, style, label) in EVENT_STYLE.items():
         times = np.array([e.ts for e in events if e.kind == kind], dtype=np.int64)
-        if len(times):
-            ax.vlines(_times(times), 0, 1, transform=ax.get_xaxis_transform(), colors=colour,
-                      linestyles=style, linewidth=0.9, alpha=0.75,
-                      label=f"{label} ({len(times)})")
+        if not len(times):
+            continue
+        slices = np.unique((times - span.start) * MARKER_SLICES // length)
+        drawn = _date_numbers(span.start + slices * length // MARKER_SLICES)
+        xs = np.repeat(drawn, 3)
+        ys = np.tile([0.0, 1.0, np.nan], len(drawn))
+        xs[2::3] = np.nan
+        ax.plot(xs, ys, transform=ax.get_xaxis_transform(), color=colour, linestyle=style,
+                linewidth=0.9, alpha=0.75, label=f"{label} ({len(times):,})")
 
 
 def windows_figure(series: list[StepSeries], events: list[AxisEvent], span: TimeRange) -> str:
@@ -116,7 +134,7 @@ def windows_figure(series: list[StepSeries], events: list[AxisEvent], span: Time
             for kind in kinds:
                 if kind in by_kind:
                     _step(ax, by_kind[kind], span)
-            _markers(ax, events)
+            _markers(ax, events, span)
             ax.set_ylabel("partitions")
             ax.set_ylim(bottom=0, top=max([by_kind[k].peak for k in kinds if k in by_kind]
                                           + [1]) * 1.08)
@@ -136,16 +154,7 @@ def lanes_figure(lanes: list[Lane], span: TimeRange) -> str:
         fig = _figure(height)
         ax = fig.add_subplot()
         for status in STATUSES:
-            for row, lane in enumerate(lanes):
-                bars = [(b.start, b.end - b.start) for b in lane.bars if b.status == status]
-                if bars:
-                    spans: Any = [(np.datetime64(s, "us"), np.timedelta64(w, "us"))
-                                  for s, w in bars]
-                    ax.broken_barh(
-                        spans,
-                        (row - 0.38, 0.76), facecolors=STATUS_COLOURS[status],
-                        label=status.replace("_", " ") if row == _first_row(lanes, status)
-                        else None)
+            _status_bars(ax, lanes, status)
         ax.set_yticks(range(len(lanes)), [lane.label for lane in lanes])
         ax.set_ylim(len(lanes) - 0.5, -0.5)
         _time_axis(ax, span)
@@ -155,9 +164,20 @@ def lanes_figure(lanes: list[Lane], span: TimeRange) -> str:
         return to_svg(fig, "lanes")
 
 
-def _first_row(lanes: list[Lane], status: str) -> int:
-    return next((i for i, lane in enumerate(lanes)
-                 if any(b.status == status for b in lane.bars)), -1)
+def _status_bars(ax: Axes, lanes: list[Lane], status: str) -> None:
+    """Every lane's bars of one status as one compound path (one SVG element, a few bytes
+    per bar), so a page with many brokers and many short outages stays small."""
+    corners = []
+    for row, lane in enumerate(lanes):
+        for bar in lane.bars:
+            if bar.status == status:
+                left, right = _date_numbers(np.array([bar.start, bar.end], dtype=np.int64))
+                low, high = row - 0.38, row + 0.38
+                corners.append([(left, low), (right, low), (right, high), (left, high)])
+    if corners:
+        path = MplPath.make_compound_path_from_polys(np.array(corners, dtype=np.float64))
+        ax.add_patch(PathPatch(path, facecolor=STATUS_COLOURS[status], edgecolor="none",
+                               label=status.replace("_", " ")))
 
 
 def requests_figure(rows: list[RequestRow]) -> str:
