@@ -23,6 +23,9 @@ install: $(STAMP) ## create .venv/ with everything the jobs and tests need
 run: install ## replay a generated sample log locally and print a summary
 	$(PY) -m jobs.sample --out $(OUT)
 
+audit-sample: install ## audit the sample run of `make run` again (exit 1 on a critical check)
+	$(PY) -m jobs.audit --tables $(OUT)/tables --run-id sample --fail-on critical
+
 ingest-sample: install ## ingest sample Kafka logs, replay them, compare with what Kafka logged
 	$(PY) -m jobs.ingest --logs tests/fixtures/ingest/versions/ak2.2 --out $(OUT)/ingest
 	$(PY) -m jobs.replay --events $(OUT)/ingest/events --out $(OUT)/ingest-replay
@@ -69,4 +72,4 @@ cluster-test: install ## spark-submit the replay to a standalone master + 2 work
 clean: ## remove build and run outputs (keeps .venv)
 	rm -rf dist build $(OUT) .pytest_cache .mypy_cache .ruff_cache
 
-.PHONY: help install run report-sample browser test test-fast test-core lint typecheck bench-core bench package cluster-test clean ingest-sample
+.PHONY: help install run report-sample browser test test-fast test-core lint typecheck bench-core bench package cluster-test clean ingest-sample audit-sample

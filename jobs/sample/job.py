@@ -6,7 +6,10 @@
 The sample (`jobs.sim`, preset `sample`): a few hundred partitions on 6 brokers with a
 broker failure and restart, a controlled shutdown, a reassignment, a topic deletion and a
 controller failover. The events go to DIR/events, the tables to DIR/tables; the replay
-prints partitions by state, offline partitions and findings by kind.
+prints partitions by state, offline partitions and findings by kind, then the audit
+(`jobs.audit.run_audit`, in the same Spark session) prints the post-mortem of the run and
+its verdict. A FAIL verdict is shown, not acted on: this is a demonstration, and the sample
+log is built to hold an outage or two.
 """
 
 from __future__ import annotations
@@ -46,6 +49,18 @@ def main(argv: list[str] | None = None) -> int:
     rc = replay_main(replay_args)
     if rc == 0:
         print(f"[run] tables: {out / 'tables'}/<table>/run_id=sample "
-              "(read them with spark.read.parquet or pyarrow.dataset)")
+              "(read them with spark.read.parquet or pyarrow.dataset); the audit follows, "
+              "its rows go to audit_checks")
+        audit_sample(str(out / "tables"), "sample")
     return rc
+
+
+def audit_sample(tables: str, run_id: str) -> None:
+    """The audit of the sample run, in the replay's session (still active: `build_session`
+    returns it). Its verdict is printed; `make run` does not fail on it."""
+    from jobs.audit import options_from_config, run_audit
+    from jobs.common.session import build_session
+
+    spark = build_session("kafka-controller-replay")
+    run_audit(spark, tables, run_id, options_from_config())
 

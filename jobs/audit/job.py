@@ -1,0 +1,108 @@
+"""Audit a replay run: health checks on its end state and its events, a post-mortem of its
+offline windows, an optional comparison with an observed snapshot, and a verdict.
+
+    .venv/bin/python -m jobs.audit --tables DIR --run-id ID [--observed FILE ...]
+        [--observed-at TS] [--fail-on {critical,warning,never}] [--out DIR]
+        [--config conf/replay.toml] [--cluster NAME] [--master URL]
+    spark-submit --py-files dist/replay.zip jobs/submit.py audit <same arguments>
+
+Exit status: 0 when no check reaches `--fail-on` (default critical), 1 when one does,
+2 when the input cannot be read (no such tables directory or run, an unreadable
+`--observed` file, a bad flag value). The checks and their severities: docs/audit.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from pyspark.sql import SparkSession
+
+from jobs.audit.extract import AuditInputError
+from jobs.audit.observed import load_observed
+from jobs.audit.options import (
+    FAIL_ON_CHOICES,
+    AuditOptions,
+    options_from_config,
+    parse_duration,
+    parse_timestamp,
+)
+from jobs.audit.run import run_audit
+from jobs.common.config import DEFAULT_CONFIG, find_file, load_config
+from jobs.common.session import build_session, under_spark_submit
+
+
+def error(message: str) -> int:
+    print(f"[audit] ERROR: {message}", file=sys.stderr, flush=True)
+    return 2
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="jobs.audit", description=(__doc__ or "").split("\n")[0])
+    p.add_argument("--tables", required=True, help="the replay's output directory (--out)")
+    p.add_argument("--run-id", required=True, help="the replay run to audit")
+    p.add_argument("--observed", nargs="+", default=[], metavar="FILE",
+                   help="kafka-topics --describe output or ZooKeeper dumps to compare with")
+    p.add_argument("--observed-at", help="the snapshot's instant, ISO 8601 UTC "
+                   "(default: the end of the run)")
+    p.add_argument("--fail-on", choices=FAIL_ON_CHOICES, default="critical",
+                   help="the severity that fails the audit (exit 1); default critical")
+    p.add_argument("--out", help="where audit_checks goes (default: --tables)")
+    p.add_argument("--config", help=f"settings TOML (default: {DEFAULT_CONFIG})")
+    p.add_argument("--cluster", help="audit this cluster only (needed with --observed "
+                   "when the run has several)")
+    p.add_argument("--max-reassignment-age", help="stuck_reassignment threshold (e.g. 1h)")
+    p.add_argument("--max-deletion-age", help="stuck_deletion threshold (e.g. 1h)")
+    p.add_argument("--max-failovers", type=int, help="controller_churn threshold (2)")
+    p.add_argument("--max-restarts", type=int, help="broker_flapping threshold (3)")
+    p.add_argument("--leader-imbalance-percentage", type=float,
+                   help="leader_imbalance threshold (leader.imbalance.per.broker.percentage)")
+    p.add_argument("--top", type=int, help="windows and rollup lines in the post-mortem (10)")
+    p.add_argument("--master", help="Spark master (default: spark-submit's, else local[*])")
+    return p.parse_args(argv)
+
+
+def read_options(args: argparse.Namespace) -> AuditOptions:
+    """The config file's settings under the flags given."""
+    overrides: dict[str, Any] = {
+        "observed": tuple(args.observed),
+        "observed_at": parse_timestamp(args.observed_at) if args.observed_at else None,
+        "fail_on": args.fail_on, "out": args.out, "cluster": args.cluster,
+        "max_reassignment_age": parse_duration(args.max_reassignment_age)
+        if args.max_reassignment_age else None,
+        "max_deletion_age": parse_duration(args.max_deletion_age)
+        if args.max_deletion_age else None,
+        "max_failovers": args.max_failovers, "max_restarts": args.max_restarts,
+        "leader_imbalance_percentage": args.leader_imbalance_percentage, "top": args.top,
+    }
+    return options_from_config(args.config, **overrides)
+
+
+def local_spark_conf(config: str | None) -> Path | None:
+    """The config file's `spark_conf` for a local run (spark-submit passes its own), found
+    as the replay job finds it."""
+    if under_spark_submit():
+        return None
+    cfg, cfg_path = load_config(config)
+    base = cfg_path.parent.parent if cfg_path else None  # conf/replay.toml -> the root
+    return find_file(str(cfg["spark_conf"]), base) if cfg.get("spark_conf") else None
+
+
+def main(argv: list[str] | None = None, spark: SparkSession | None = None) -> int:
+    args = parse_args(argv)
+    try:
+        options = read_options(args)
+        load_observed(options.observed)  # an unreadable file fails before Spark starts
+    except (ValueError, FileNotFoundError, AuditInputError) as exc:
+        return error(str(exc))
+    if spark is None:
+        spark = build_session("kafka-controller-audit", master=args.master,
+                              properties_file=local_spark_conf(args.config))
+    print(f"[audit] tables={args.tables} run_id={args.run_id} fail_on={options.fail_on} "
+          f"out={options.out or args.tables}", flush=True)
+    return run_audit(spark, args.tables, args.run_id, options).exit_code
+
+
+__all__ = ["main"]

@@ -1,0 +1,102 @@
+"""The audit's settings: thresholds, the observed snapshot, what fails the run.
+
+The Kafka settings come from the replay's config file (`conf/replay.toml`, read by
+`jobs.common.config.load_config`): `[kafka] min_insync_replicas` and
+`leader_imbalance_per_broker_percentage`, and per-topic `[topics."NAME"]
+min_insync_replicas`, so the audit judges a partition against the same min.insync.replicas
+as the replay's `under_min_isr` windows. The audit's own thresholds may sit in an `[audit]`
+table of the same file; command-line flags win over both.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from jobs.common.config import DEFAULTS, load_config
+from schemas.audit import CRITICAL, SEVERITIES
+
+NEVER = "never"
+FAIL_ON_CHOICES: tuple[str, ...] = (*SEVERITIES, NEVER)
+
+# Kafka's default `leader.imbalance.per.broker.percentage` (`Defaults` in KafkaConfig.scala, 3.7.1).
+DEFAULT_LEADER_IMBALANCE_PERCENTAGE = 10
+AUDIT_DEFAULTS: dict[str, Any] = {
+    **DEFAULTS,
+    "leader_imbalance_per_broker_percentage": DEFAULT_LEADER_IMBALANCE_PERCENTAGE,
+    "max_reassignment_age": "1h",
+    "max_deletion_age": "1h",
+    "max_failovers": 2,
+    "max_restarts": 3,
+}
+CONFIG_SECTIONS = ("replay", "kafka", "audit")
+
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$")
+_UNIT_SECONDS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
+
+
+def parse_duration(text: str | float | int) -> float:
+    """Seconds of `90`, `90s`, `30m`, `1h`, `2d` (a bare number is seconds)."""
+    if isinstance(text, (int, float)):
+        return float(text)
+    match = _DURATION.match(text)
+    if match is None:
+        raise ValueError(f"not a duration: {text!r} (e.g. 3600, 90s, 30m, 1h, 2d)")
+    return float(match.group(1)) * _UNIT_SECONDS[match.group(2) or "s"]
+
+
+def parse_timestamp(text: str) -> datetime:
+    """An ISO 8601 instant (`2026-11-20T01:00:00Z`, `2026-11-20 01:00:00`); without a
+    zone it is UTC, the zone of every table."""
+    value = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+@dataclass(frozen=True)
+class AuditOptions:
+    """Everything one audit needs besides the tables and the run id."""
+
+    observed: tuple[str, ...] = ()  # kafka-topics --describe / ZooKeeper dump files
+    observed_at: datetime | None = None  # the snapshot's instant; None: the end of the run
+    fail_on: str = CRITICAL  # critical, warning or never
+    out: str | None = None  # where audit_checks goes; None: the tables directory
+    cluster: str | None = None  # audit one cluster only; None: every cluster of the run
+    min_insync_replicas: int = 1
+    topic_min_insync_replicas: tuple[tuple[str, int], ...] = ()
+    leader_imbalance_percentage: float = DEFAULT_LEADER_IMBALANCE_PERCENTAGE
+    max_reassignment_age: float = 3600.0  # seconds
+    max_deletion_age: float = 3600.0  # seconds
+    max_failovers: int = 2
+    max_restarts: int = 3
+    top: int = 10  # windows and rollup lines in the post-mortem
+    write: bool = True  # write audit_checks
+    echo: bool = True  # print the post-mortem and the verdict
+
+    def min_isr_of(self, topic: str) -> int:
+        return dict(self.topic_min_insync_replicas).get(topic, self.min_insync_replicas)
+
+
+def options_from_config(config: str | None = None, **overrides: Any) -> AuditOptions:
+    """Options from the config file (default `conf/replay.toml`), then `overrides` (the
+    command line's flags that were given; None values are ignored)."""
+    cfg, _ = load_config(config, defaults=AUDIT_DEFAULTS, sections=CONFIG_SECTIONS)
+    topics = tuple(sorted(
+        (topic, int(settings["min_insync_replicas"]))
+        for topic, settings in cfg["topics"].items() if "min_insync_replicas" in settings))
+    values: dict[str, Any] = {
+        "min_insync_replicas": int(cfg["min_insync_replicas"]),
+        "topic_min_insync_replicas": topics,
+        "leader_imbalance_percentage": float(cfg["leader_imbalance_per_broker_percentage"]),
+        "max_reassignment_age": parse_duration(cfg["max_reassignment_age"]),
+        "max_deletion_age": parse_duration(cfg["max_deletion_age"]),
+        "max_failovers": int(cfg["max_failovers"]),
+        "max_restarts": int(cfg["max_restarts"]),
+    }
+    values.update({k: v for k, v in overrides.items() if v is not None})
+    return AuditOptions(**values)
+
+
+def default_out(tables_dir: str, options: AuditOptions) -> str:
+    return options.out or tables_dir
