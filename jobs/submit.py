@@ -3,7 +3,7 @@
     make package
     spark-submit --py-files dist/replay.zip jobs/submit.py replay --events ... --out ...
 
-COMMAND is one of the packages of `jobs/` that has a job (`replay`, `ingest`, `compare`);
+COMMAND is one of the packages of `jobs/` that has a job (see `COMMANDS`);
 the arguments are that job's, exactly as `python -m jobs.COMMAND` takes them. spark-submit
 runs this file as a script, so the project root is put on `sys.path` when the code is not
 already importable (a plain checkout without `--py-files`).

@@ -95,6 +95,9 @@ class Settings:
     config_file: Path | None
     spark_conf: Path | None  # properties file of a local run (spark-submit passes its own)
     master: str | None
+    audit: bool = False  # run jobs.audit on this run in the same session
+    fail_on: str | None = None
+    observed: tuple[str, ...] = ()
 
     def under_checkpoint(self, name: str) -> str:
         return f"{self.checkpoint.rstrip('/')}/{name}"
@@ -115,6 +118,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--config", help=f"job settings TOML (default: {DEFAULT_CONFIG})")
     p.add_argument("--buckets", type=int, help="replay groups per cluster (overrides config)")
     p.add_argument("--master", help="Spark master (default: spark-submit's, else local[*])")
+    p.add_argument("--audit", action="store_true",
+                   help="audit the run in the same session (jobs.audit); its verdict is "
+                        "the exit code: 0 pass, 1 a check at or above --fail-on")
+    p.add_argument("--fail-on", choices=("critical", "warning", "never"),
+                   help="with --audit: the severity that fails the run (default critical)")
+    p.add_argument("--observed", nargs="+", default=(),
+                   help="with --audit: kafka-topics --describe or ZooKeeper dump files")
     return p.parse_args(argv)
 
 
@@ -151,6 +161,9 @@ def read_settings(argv: list[str] | None) -> Settings:
         config_file=cfg_path,
         spark_conf=spark_conf,
         master=args.master,
+        audit=bool(args.audit),
+        fail_on=args.fail_on,
+        observed=tuple(args.observed),
     )
     log(f"events={settings.events} out={settings.out} "
         f"checkpoint={settings.checkpoint or '(temporary: full replay)'} "
@@ -370,6 +383,16 @@ def run_with_session(spark: SparkSession, s: Settings, clock: StageClock) -> int
         return error(f"checkpoint {s.checkpoint}: {exc}")
 
 
+def audit_run(spark: SparkSession, s: Settings) -> int:
+    """`--audit`: the nightly audit of this run in the same session (one spark-submit for
+    the scheduler); its verdict is the job's exit code."""
+    from jobs.audit import options_from_config, run_audit
+
+    options = options_from_config(str(s.config_file) if s.config_file else None,
+                                  fail_on=s.fail_on, observed=s.observed or None)
+    return run_audit(spark, s.out, s.run_id, options).exit_code
+
+
 def main(argv: list[str] | None = None, spark: SparkSession | None = None) -> int:
     try:
         s = read_settings(argv)
@@ -397,7 +420,8 @@ def main(argv: list[str] | None = None, spark: SparkSession | None = None) -> in
             files = check_event_files(s.events, log, spark=spark)
         clock.seconds["check"] = clock.since(clock.t0)
         log(f"schema check: {files} file(s) readable")
-        return run_with_session(spark, s, clock)
+        rc = run_with_session(spark, s, clock)
+        return audit_run(spark, s) if rc == 0 and s.audit else rc
     except EventSchemaError as exc:
         return error(str(exc))
     except Exception as exc:

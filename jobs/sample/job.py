@@ -32,6 +32,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
 
     from jobs.replay.job import main as replay_main
+    from jobs.report import write_report
     from jobs.sim.cli import write_log
 
     out = Path(args.out)
@@ -52,6 +53,9 @@ def main(argv: list[str] | None = None) -> int:
               "(read them with spark.read.parquet or pyarrow.dataset); the audit follows, "
               "its rows go to audit_checks")
         audit_sample(str(out / "tables"), "sample")
+        report = write_report(str(out / "tables"), out / "report.html", "sample",
+                              audit_dir=str(out / "tables"))
+        print(f"[run] report: {report.resolve()} (one self-contained HTML page)")
     return rc
 
 

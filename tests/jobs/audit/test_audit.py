@@ -209,3 +209,20 @@ def test_unreadable_input_exits_2(spark: SparkSession, tables: dict[str, Path], 
                        "--observed", missing], spark=spark) == 2
     errors = [line for line in capsys.readouterr().err.splitlines() if "[audit]" in line]
     assert len(errors) == 3 and "missing.txt" in errors[2] and "r9" in errors[1]
+
+
+@pytest.mark.parametrize("log,fail_on,expected", [
+    ("outage", "critical", 1), ("healthy", "critical", 0), ("outage", "never", 0)])
+def test_replay_with_audit_is_one_nightly_job_whose_exit_code_is_the_verdict(
+    spark: SparkSession, tmp_path: Path, log: str, fail_on: str, expected: int
+) -> None:
+    rows = outage_log() if log == "outage" else healthy_log()
+    write_log(tmp_path / "events", rows)
+    rc = replay_main(["--events", str(tmp_path / "events"), "--out", str(tmp_path / "out"),
+                      "--checkpoint", str(tmp_path / "chk"), "--run-id", "n1",
+                      "--buckets", "2", "--audit", "--fail-on", fail_on], spark=spark)
+    assert rc == expected
+    checks = read_checks(spark, str(tmp_path / "out")).where("run_id = 'n1'")
+    unavailable = checks.where("check = 'unavailable_partition'").collect()
+    assert [(r["topic"], r["partition"]) for r in unavailable] == \
+        ([("solo", 0)] if log == "outage" else [])
