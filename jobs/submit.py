@@ -15,7 +15,7 @@ import importlib
 import sys
 from pathlib import Path
 
-COMMANDS = ("replay", "ingest", "compare")
+COMMANDS = ("replay", "ingest", "compare", "whatif")
 
 
 def main(argv: list[str]) -> int:
