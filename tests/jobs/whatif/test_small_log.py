@@ -98,7 +98,7 @@ def test_unclean_config_and_topic_config(spark: Any, out: Path) -> None:
 def test_tables_carry_the_variant_after_the_cluster(spark: Any, out: Path) -> None:
     for table in ("partition_states", "findings", "run_summary", "broker_timeline"):
         df = spark.read.schema(WHATIF_TABLES[table]).parquet(str(out / table))
-        assert df.columns[:3] == ["cluster", "variant", "run_id"]
+        assert df.columns[:2] == ["cluster", "variant"]  # run_id: the partition column
         assert {r["cluster"] for r in df.select("cluster").distinct().collect()} == {"default"}
     impact_df = spark.read.parquet(str(out / "whatif_impact"))
     assert sorted(impact_df.columns) == sorted(WHATIF_IMPACT.fieldNames())
