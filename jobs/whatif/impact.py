@@ -38,17 +38,20 @@ def keys_frame(spark: SparkSession, plans: list[VariantPlan], facts: LogFacts) -
 
 def window_figures(windows: DataFrame, keys: DataFrame) -> DataFrame:
     """Partition-seconds per kind (an open window counts up to the log's end) and the
-    partitions offline at the end."""
+    partitions offline at the end. Summed as whole microseconds, then divided: a sum of
+    doubles would depend on the order Spark adds them in."""
     ends = F.broadcast(keys)
     w = windows.join(ends, KEY)
-    open_seconds = F.greatest(F.lit(0.0),
-                              (F.col("end_us") - F.unix_micros("start_ts")) / F.lit(1e6))
-    seconds = F.when(F.col("end_seq").isNull(), open_seconds) \
-        .otherwise(F.coalesce(F.col("seconds"), F.lit(0.0)))
+    start = F.unix_micros("start_ts")
+    end = F.when(F.col("end_seq").isNull(), F.col("end_us")) \
+        .otherwise(F.unix_micros("end_ts"))
+    micros = F.coalesce(F.greatest(F.lit(0), end - start), F.lit(0))
     kind = F.col("kind")
     return w.groupBy(*KEY).agg(
-        F.sum(F.when(kind == OFFLINE, seconds)).alias("offline_partition_seconds"),
-        F.sum(F.when(kind == UNDER_MIN_ISR, seconds)).alias("under_min_isr_partition_seconds"),
+        (F.sum(F.when(kind == OFFLINE, micros)) / F.lit(1e6))
+        .alias("offline_partition_seconds"),
+        (F.sum(F.when(kind == UNDER_MIN_ISR, micros)) / F.lit(1e6))
+        .alias("under_min_isr_partition_seconds"),
         F.count(F.when((kind == OFFLINE) & F.col("end_seq").isNull(), 1))
         .alias("partitions_offline_at_end"),
     )

@@ -36,9 +36,9 @@ COUNTS = ["rows_read", "rows_applied", "rows_duplicate", "rows_quarantined", "ro
 
 def edited_logs(log: pa.Table, root: Path) -> dict[str, Path]:
     """The log without the dropped events, and the log with the injected event."""
-    dropped = pc.or_(pc.equal(log["event_type"], "UncleanLeaderElection"),
-                     pc.and_(pc.equal(log["event_type"], "BrokerStartup"),
-                             pc.equal(log["broker_id"], 3)))
+    startup_3 = pc.fill_null(pc.and_(pc.equal(log["event_type"], "BrokerStartup"),
+                                     pc.equal(log["broker_id"], 3)), False)  # null: kept
+    dropped = pc.or_(pc.equal(log["event_type"], "UncleanLeaderElection"), startup_3)
     after = pc.greater(log["seq"], INJECT_AFTER)
     shifted = log.set_column(1, "seq", pc.if_else(after, pc.add(log["seq"], 1), log["seq"]))
     at = log.filter(pc.equal(log["seq"], INJECT_AFTER))
