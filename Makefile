@@ -61,6 +61,13 @@ bench-core: install ## events per second of the pure core (no Spark)
 bench: install ## Spark job vs pure core on a simulated log; writes BENCHMARKS.md, bench.json
 	$(PY) -m jobs.bench --preset $(BENCH)
 
+whatif-sample: install ## fail each broker of the sample log in turn (one Spark job), print the ranking
+	rm -rf $(OUT)/whatif-log && $(PY) -m jobs.sim --out $(OUT)/whatif-log --preset sample --seed 1 --quiet
+	$(PY) -m jobs.whatif --events $(OUT)/whatif-log --scenario conf/scenarios/sample-sweep.toml --out $(OUT)/whatif
+
+bench-whatif: install ## N what-if variants in one Spark job against N separate replays
+	$(PY) -m jobs.whatif.bench --preset sample
+
 package: install ## build dist/replay.zip for spark-submit --py-files (run jobs/submit.py)
 	rm -rf dist && mkdir -p dist
 	zip -qr dist/replay.zip jobs statemachine schemas -x '*/__pycache__/*'
@@ -72,4 +79,4 @@ cluster-test: install ## spark-submit the replay to a standalone master + 2 work
 clean: ## remove build and run outputs (keeps .venv)
 	rm -rf dist build $(OUT) .pytest_cache .mypy_cache .ruff_cache
 
-.PHONY: help install run report-sample browser test test-fast test-core lint typecheck bench-core bench package cluster-test clean ingest-sample audit-sample
+.PHONY: help install run report-sample browser test test-fast test-core lint typecheck bench-core bench package cluster-test clean ingest-sample audit-sample whatif-sample bench-whatif

@@ -15,7 +15,7 @@ import importlib
 import sys
 from pathlib import Path
 
-COMMANDS = ("replay", "ingest", "compare", "audit", "report")
+COMMANDS = ("replay", "ingest", "compare", "audit", "whatif", "report")
 
 
 def main(argv: list[str]) -> int:

@@ -41,6 +41,17 @@ class ReplayConfig:
     # (topic, value) pairs: what the `under_min_isr` windows compare the ISR with.
     min_insync_replicas: int = 1
     topic_min_insync_replicas: tuple[tuple[str, int], ...] = ()
+    # Per-topic unclean.leader.election.enable that win over the log's own topic setting
+    # (PartitionCreated / TopicConfigChanged): a what-if's `topic_config`. Empty for a
+    # replay, where the log's setting is the topic's.
+    topic_unclean_leader_election_enable: tuple[tuple[str, bool], ...] = ()
+
+    def unclean_leader_election_override(self, topic: str) -> bool | None:
+        """The topic's forced unclean.leader.election.enable, or None (the log decides)."""
+        for name, value in self.topic_unclean_leader_election_enable:
+            if name == topic:
+                return value
+        return None
 
     def min_insync_replicas_of(self, topic: str) -> int:
         """The topic's min.insync.replicas: its override, else the broker default."""

@@ -28,6 +28,9 @@ Strategy = Callable[[ControllerContext, Topic, Part], "Elected | None"]
 def offline_strategy(allow_unclean: bool) -> Strategy:
     def elect(ctx: ControllerContext, topic: Topic, part: Part) -> Elected | None:
         topic_unclean = topic.unclean_leader_election_enable
+        if ctx.config.topic_unclean_leader_election_enable:
+            forced = ctx.config.unclean_leader_election_override(topic.name)
+            topic_unclean = topic_unclean if forced is None else forced
         if topic_unclean is None:
             topic_unclean = ctx.config.unclean_leader_election_enable
         return election.offline(part.replicas, part.isr, ctx.live, allow_unclean,

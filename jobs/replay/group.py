@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Callable, Generator, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from itertools import islice
 from typing import Any, NamedTuple
@@ -270,10 +270,14 @@ def replay_one_group(
 
 
 def make_replay_fn(timelines: dict[str, ClusterTimeline], config: ReplayConfig,
-                   applied_through: dict[str, int] | None = None) -> ReplayFn:
+                   applied_through: dict[str, int] | None = None,
+                   configs: Mapping[str, ReplayConfig] | None = None) -> ReplayFn:
     """The per-group function; the timelines, the config and what the previous runs applied
-    per cluster (rows at or below it are late) travel in its closure."""
+    per cluster (rows at or below it are late) travel in its closure. `configs` gives a
+    cluster its own config (the what-if's variants, each a cluster of the grouping key);
+    the others take `config`."""
     previous = dict(applied_through or {})
+    by_cluster = dict(configs or {})
     empty_timeline = build_timeline([])
 
     def replay_group(
@@ -282,7 +286,8 @@ def make_replay_fn(timelines: dict[str, ClusterTimeline], config: ReplayConfig,
         cluster, bucket = str(key[0]), int(key[1])  # the grouping key: (cluster, bucket)
         timeline = timelines.get(cluster, empty_timeline)
         with gc_paused():
-            for tagged in replay_one_group(cluster, bucket, pdfs, state, timeline, config,
+            for tagged in replay_one_group(cluster, bucket, pdfs, state, timeline,
+                                           by_cluster.get(cluster, config),
                                            previous.get(cluster, -1)):
                 if tagged:
                     yield pd.DataFrame.from_records(tagged, columns=TAGGED_COLUMNS)

@@ -1,0 +1,14 @@
+"""`python -m jobs.whatif`: replay a controller event log under edited histories, side by
+side in one Spark job, and rank what each variant costs.
+
+The stages, in the order a run goes through them (`job.py` strings them together):
+
+    scenario.py   the scenario file: [[variant]] tables and a [sweep], shape checked
+    facts.py      the log's clusters, brokers, topics, seqs and times (pyarrow, few columns)
+    plan.py       each variant resolved against the log: drops, injections, seqs, config
+    edits.py      the variants inside the query: composite cluster keys, drops, renumbering
+    run.py        the one streaming query (the replay's stages) into staging tables
+    output.py     the replay tables published with a `variant` column
+    impact.py     whatif_impact, whatif_partition_diff and the printed ranking
+    bench.py      N variants in one job against N separate replays
+"""

@@ -1,0 +1,7 @@
+"""`python -m jobs.whatif`: replay an event log under a scenario's variants, rank them."""
+
+import sys
+
+from jobs.whatif.job import main
+
+sys.exit(main())

@@ -1,0 +1,133 @@
+"""What a scenario is checked against: the log's clusters, brokers, topics, seqs and times.
+
+Read before Spark starts, with pyarrow, from the few columns that hold them (never the
+whole log): a variant that names a broker or topic the log never mentions, or a seq it does
+not have, is refused in seconds. A log pyarrow cannot list (a file system only Hadoop opens)
+is read through Spark instead (`facts_from_spark`), once the session exists.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.dataset as ds
+from pyspark.sql import SparkSession
+from pyspark.sql import functions as F
+
+from jobs.common.paths import arrow_filesystem
+from jobs.replay.source import event_files, read_events
+from schemas import event_types as ET
+from schemas.arrow import arrow_schema
+from schemas.events import EVENT_SCHEMA
+from schemas.whatif import VARIANT_SEPARATOR
+
+COLUMNS = ("cluster", "seq", "ts", "event_type", "broker_id", "topic", "replicas", "isr",
+           "brokers")
+BROKER_LISTS = ("replicas", "isr", "brokers")
+
+
+class LogError(ValueError):
+    """The log cannot take a what-if (a cluster name holding the separator)."""
+
+
+@dataclass
+class ClusterFacts:
+    """One cluster of the log: what it mentions and its seqs with their times."""
+
+    brokers: set[int] = field(default_factory=set)
+    topics: set[str] = field(default_factory=set)
+    seqs: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))  # sorted
+    times: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))  # per seq
+
+    @property
+    def end_ts(self) -> int | None:
+        """The log's last event time (microseconds): where an open window is counted to."""
+        return int(self.times.max()) if len(self.times) else None
+
+    def has_seq(self, seq: int) -> bool:
+        i = int(np.searchsorted(self.seqs, seq))
+        return i < len(self.seqs) and int(self.seqs[i]) == seq
+
+    def ts_of(self, seq: int) -> int:
+        """The latest time of the rows with this seq (the seq must exist)."""
+        lo, hi = np.searchsorted(self.seqs, seq), np.searchsorted(self.seqs, seq, "right")
+        return int(self.times[lo:hi].max())
+
+    def last_seq_at(self, at: int) -> int:
+        """The highest seq of an event at or before `at`; -1 when none is."""
+        before = self.seqs[self.times <= at]
+        return int(before.max()) if len(before) else -1
+
+
+@dataclass
+class LogFacts:
+    clusters: dict[str, ClusterFacts]
+
+    @property
+    def all_brokers(self) -> set[int]:
+        return set().union(*(c.brokers for c in self.clusters.values()))
+
+
+def _ints(column: pa.ChunkedArray) -> set[int]:
+    values = pc.drop_null(column)
+    return {v for v in values.to_pylist() if v >= 0}
+
+
+def _cluster_facts(table: pa.Table) -> ClusterFacts:
+    facts = ClusterFacts()
+    facts.brokers |= _ints(table.column("broker_id"))
+    for name in BROKER_LISTS:
+        facts.brokers |= _ints(pc.list_flatten(table.column(name)))
+    facts.topics = {t for t in pc.drop_null(table.column("topic")).to_pylist()}
+    known = pc.is_in(table.column("event_type"), value_set=pa.array(sorted(ET.ALL_EVENTS)))
+    timed = table.filter(pc.and_(pc.and_(pc.is_valid(table.column("seq")),
+                                         pc.is_valid(table.column("ts"))), known))
+    seqs = timed.column("seq").to_numpy().astype(np.int64)
+    times = pc.cast(timed.column("ts"), pa.int64()).to_numpy().astype(np.int64)
+    order = np.argsort(seqs, kind="stable")
+    facts.seqs, facts.times = seqs[order], times[order]
+    return facts
+
+
+def facts_of_table(table: pa.Table) -> LogFacts:
+    """The facts of the log's needed columns (null cluster: the default cluster)."""
+    clusters = pc.fill_null(table.column("cluster"), ET.DEFAULT_CLUSTER)
+    table = table.set_column(table.schema.get_field_index("cluster"), "cluster", clusters)
+    names = sorted(set(clusters.to_pylist()))
+    bad = [c for c in names if VARIANT_SEPARATOR in c]
+    if bad:
+        raise LogError(f"cluster name {bad[0]!r} holds {VARIANT_SEPARATOR!r}, which the what-if "
+                       "uses to join a cluster and a variant")
+    by_cluster: dict[str, ClusterFacts] = defaultdict(ClusterFacts)
+    for name in names:
+        by_cluster[name] = _cluster_facts(table.filter(pc.equal(table.column("cluster"), name)))
+    return LogFacts(dict(by_cluster))
+
+
+def _needed_schema() -> pa.Schema:
+    full = arrow_schema(EVENT_SCHEMA)
+    return pa.schema([full.field(c) for c in COLUMNS])
+
+
+def facts_from_arrow(events_dir: str) -> LogFacts | None:
+    """The facts read with pyarrow, or None when pyarrow cannot list the directory."""
+    files = event_files(events_dir)
+    resolved = arrow_filesystem(events_dir)
+    if files is None or resolved is None:
+        return None
+    if not files:
+        return LogFacts({})
+    dataset = ds.dataset(files, schema=_needed_schema(), format="parquet",
+                         filesystem=resolved[0])
+    return facts_of_table(dataset.to_table(columns=list(COLUMNS)))
+
+
+def facts_from_spark(spark: SparkSession, events_dir: str) -> LogFacts:
+    """The same facts read through Spark (for a log pyarrow cannot open)."""
+    df = read_events(spark, events_dir).select(*COLUMNS)
+    table = df.withColumn("ts", F.col("ts")).toArrow()
+    return facts_of_table(table.cast(_needed_schema()))

@@ -1,0 +1,190 @@
+"""`whatif_impact` and `whatif_partition_diff`, computed with Spark aggregations from the
+tables the what-if has just published (no window is collected to the driver), and the
+printed ranking. The definitions are in docs/whatif.md.
+"""
+
+from __future__ import annotations
+
+from functools import reduce
+
+from pyspark.sql import Column, DataFrame, SparkSession, Window
+from pyspark.sql import functions as F
+
+from jobs.whatif.facts import LogFacts
+from jobs.whatif.output import read_whatif_table, write_whatif_table
+from jobs.whatif.plan import VariantPlan
+from schemas.whatif import BASELINE, DIFF_FIELDS, WHATIF_IMPACT
+
+KEY = ["cluster", "variant"]
+OFFLINE, UNDER_MIN_ISR = "offline", "under_min_isr"
+UNCLEAN_FINDING = "unclean_leader_election"
+NO_LEADER = -1
+# Impact figure -> its difference column (the variant's minus the baseline's).
+VERSUS_BASELINE = ("offline_partition_seconds", "max_partitions_offline_at_once",
+                   "unclean_elections", "partitions_offline_at_end")
+COUNT_COLUMNS = ("partitions_offline_at_end", "max_partitions_offline_at_once",
+                 "unclean_elections", "topics_losing_only_isr", "leader_and_isr_requests",
+                 "update_metadata_requests", "stop_replica_requests")
+SECONDS_COLUMNS = ("offline_partition_seconds", "under_min_isr_partition_seconds")
+
+
+def keys_frame(spark: SparkSession, plans: list[VariantPlan], facts: LogFacts) -> DataFrame:
+    """(cluster, variant, end_us) of every variant and the baseline; end_us is the log's
+    last event time in the cluster, where an open window is counted to."""
+    names = sorted({BASELINE, *(p.name for p in plans)})
+    rows = [(c, n, f.end_ts) for c, f in sorted(facts.clusters.items()) for n in names]
+    return spark.createDataFrame(rows, "cluster string, variant string, end_us long")
+
+
+def window_figures(windows: DataFrame, keys: DataFrame) -> DataFrame:
+    """Partition-seconds per kind (an open window counts up to the log's end) and the
+    partitions offline at the end. Summed as whole microseconds, then divided: a sum of
+    doubles would depend on the order Spark adds them in."""
+    ends = F.broadcast(keys)
+    w = windows.join(ends, KEY)
+    start = F.unix_micros("start_ts")
+    end = F.when(F.col("end_seq").isNull(), F.col("end_us")) \
+        .otherwise(F.unix_micros("end_ts"))
+    micros = F.coalesce(F.greatest(F.lit(0), end - start), F.lit(0))
+    kind = F.col("kind")
+    return w.groupBy(*KEY).agg(
+        (F.sum(F.when(kind == OFFLINE, micros)) / F.lit(1e6))
+        .alias("offline_partition_seconds"),
+        (F.sum(F.when(kind == UNDER_MIN_ISR, micros)) / F.lit(1e6))
+        .alias("under_min_isr_partition_seconds"),
+        F.count(F.when((kind == OFFLINE) & F.col("end_seq").isNull(), 1))
+        .alias("partitions_offline_at_end"),
+    )
+
+
+def most_offline_at_once(windows: DataFrame) -> DataFrame:
+    """The most partitions offline after any one event: +1 at each offline window's start
+    seq, -1 at its end seq, summed per seq, running total in seq order, maximum."""
+    offline = windows.where(F.col("kind") == OFFLINE)
+    deltas = offline.select(*KEY, F.col("start_seq").alias("seq"), F.lit(1).alias("delta")) \
+        .unionByName(offline.where(F.col("end_seq").isNotNull())
+                     .select(*KEY, F.col("end_seq").alias("seq"), F.lit(-1).alias("delta")))
+    per_seq = deltas.groupBy(*KEY, "seq").agg(F.sum("delta").alias("delta"))
+    running = Window.partitionBy(*KEY).orderBy("seq") \
+        .rowsBetween(Window.unboundedPreceding, Window.currentRow)
+    return per_seq.withColumn("open", F.sum("delta").over(running)) \
+        .groupBy(*KEY).agg(F.max("open").alias("max_partitions_offline_at_once"))
+
+
+def finding_figures(findings: DataFrame) -> DataFrame:
+    by_kind = findings.groupBy(*KEY, "kind").agg(F.count(F.lit(1)).alias("n"))
+    return by_kind.groupBy(*KEY).agg(
+        F.map_from_entries(F.array_sort(F.collect_list(F.struct("kind", "n"))))
+        .alias("findings_by_kind"),
+        F.sum(F.when(F.col("kind") == UNCLEAN_FINDING, F.col("n"))).alias("unclean_elections"),
+    )
+
+
+def only_isr_topics(update_metadata: DataFrame) -> DataFrame:
+    """Topics with a partition the controller published with no leader and a one-broker
+    ISR: the controller never removes the last ISR member (`removeReplicasFromIsr`), so
+    that is a partition offline because its only in-sync replica is gone."""
+    lost = update_metadata.where(F.col("topic").isNotNull()
+                                 & (F.col("leader") == NO_LEADER) & (F.size("isr") == 1))
+    return lost.groupBy(*KEY).agg(F.countDistinct("topic").alias("topics_losing_only_isr"))
+
+
+def request_counts(spark: SparkSession, out_dir: str, run_id: str) -> list[DataFrame]:
+    return [read_whatif_table(spark, out_dir, table, run_id).groupBy(*KEY)
+            .agg(F.count(F.lit(1)).alias(table))
+            for table in ("leader_and_isr_requests", "update_metadata_requests",
+                          "stop_replica_requests")]
+
+
+def figures(spark: SparkSession, out_dir: str, run_id: str, keys: DataFrame) -> DataFrame:
+    """Every figure per (cluster, variant), zeros where a variant has no rows."""
+    windows = read_whatif_table(spark, out_dir, "partition_windows", run_id)
+    parts = [window_figures(windows, keys), most_offline_at_once(windows),
+             finding_figures(read_whatif_table(spark, out_dir, "findings", run_id)),
+             only_isr_topics(read_whatif_table(spark, out_dir, "update_metadata_requests",
+                                               run_id)),
+             *request_counts(spark, out_dir, run_id)]
+    joined = reduce(lambda left, right: left.join(right, KEY, "left"), parts,
+                    keys.select(*KEY))
+    empty_map = F.create_map().cast("map<string,bigint>")
+    return joined.select(
+        *KEY,
+        *[F.coalesce(F.col(c), F.lit(0)).cast("long").alias(c) for c in COUNT_COLUMNS],
+        *[F.coalesce(F.col(c), F.lit(0.0)).cast("double").alias(c) for c in SECONDS_COLUMNS],
+        F.coalesce(F.col("findings_by_kind"), empty_map).alias("findings_by_kind"),
+    )
+
+
+def ranked(figs: DataFrame, run_id: str) -> DataFrame:
+    """The impact rows: rank within the cluster (most offline partition-seconds first, then
+    most offline at once, then the name) and the differences from the baseline."""
+    base = figs.where(F.col("variant") == BASELINE) \
+        .select("cluster", *[F.col(c).alias(f"_base_{c}") for c in VERSUS_BASELINE])
+    order = Window.partitionBy("cluster").orderBy(
+        F.col("offline_partition_seconds").desc(),
+        F.col("max_partitions_offline_at_once").desc(), F.col("variant"))
+    versus: list[Column] = [(F.col(c) - F.col(f"_base_{c}")).alias(f"{c}_vs_baseline")
+                            for c in VERSUS_BASELINE]
+    return figs.join(base, "cluster", "left") \
+        .withColumn("rank", F.row_number().over(order).cast("int")) \
+        .withColumn("run_id", F.lit(run_id)) \
+        .select(*[c for c in WHATIF_IMPACT.fieldNames()
+                  if not c.endswith("_vs_baseline")], *versus) \
+        .select(*WHATIF_IMPACT.fieldNames())
+
+
+def _field_value(name: str) -> Column:
+    col = F.col(name)
+    if name == "isr":  # a set: printed sorted
+        col = F.array_sort(col)
+    if name in ("isr", "replicas"):
+        return F.when(col.isNotNull(), F.concat(F.lit("["), F.array_join(col, ","), F.lit("]")))
+    return col.cast("string")
+
+
+def partition_diff(states: DataFrame, keys: DataFrame, run_id: str) -> DataFrame:
+    """One row per (variant, partition, field) whose final value differs from the
+    baseline's; a partition only one of them has differs in every field."""
+    long = states.select(*KEY, "topic", "partition", F.explode(F.array(*[
+        F.struct(F.lit(name).alias("field"), _field_value(name).alias("value"))
+        for name in DIFF_FIELDS])).alias("f")).select(*KEY, "topic", "partition", "f.*")
+    base = long.where(F.col("variant") == BASELINE).drop("variant") \
+        .withColumnRenamed("value", "baseline")
+    others = long.where(F.col("variant") != BASELINE)
+    variants = keys.select(*KEY).where(F.col("variant") != BASELINE)
+    cells = others.select(*KEY, "topic", "partition", "field").unionByName(
+        variants.join(base.select("cluster", "topic", "partition", "field"), "cluster")
+    ).distinct()
+    compared = cells.join(base, ["cluster", "topic", "partition", "field"], "left") \
+        .join(others, [*KEY, "topic", "partition", "field"], "left")
+    return compared.where(~F.col("baseline").eqNullSafe(F.col("value"))) \
+        .withColumn("run_id", F.lit(run_id)) \
+        .select("cluster", "run_id", "variant", "topic", "partition", "field", "baseline",
+                "value")
+
+
+def print_ranking(rows: list[dict[str, object]]) -> None:
+    clusters = sorted({str(r["cluster"]) for r in rows})
+    for cluster in clusters:
+        print(f"\n== what-if ranking, cluster {cluster} ==")
+        for r in sorted((r for r in rows if r["cluster"] == cluster),
+                        key=lambda r: int(str(r["rank"]))):
+            vs = float(str(r["offline_partition_seconds_vs_baseline"] or 0.0))
+            print(f"{r['rank']}. {r['variant']}: {r['max_partitions_offline_at_once']} "
+                  f"partitions offline for {float(str(r['offline_partition_seconds'])):,.0f} "
+                  f"partition-seconds ({vs:+,.0f} vs baseline), "
+                  f"{r['topics_losing_only_isr']} topics lose their only in-sync replica, "
+                  f"{r['unclean_elections']} unclean elections")
+    print(flush=True)
+
+
+def impact_stage(spark: SparkSession, out_dir: str, run_id: str, plans: list[VariantPlan],
+                 facts: LogFacts) -> None:
+    keys = keys_frame(spark, plans, facts)
+    impact = ranked(figures(spark, out_dir, run_id, keys), run_id)
+    write_whatif_table(spark, impact, out_dir, "whatif_impact", run_id)
+    states = read_whatif_table(spark, out_dir, "partition_states", run_id)
+    write_whatif_table(spark, partition_diff(states, keys, run_id), out_dir,
+                       "whatif_partition_diff", run_id)
+    written = read_whatif_table(spark, out_dir, "whatif_impact", run_id).collect()
+    print_ranking([r.asDict() for r in written])

@@ -1,0 +1,66 @@
+"""Publish the staged replay tables under --out, the composite cluster split back into
+`cluster` and `variant` (`schemas.whatif.WHATIF_TABLES`), with the baseline read from an
+existing replay output when `--baseline` names one.
+"""
+
+from __future__ import annotations
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from jobs.common.tables import delete_path, path_exists, read_table, table_path
+from schemas.tables import TABLES
+from schemas.whatif import BASELINE, IMPACT_TABLES, VARIANT_SEPARATOR, WHATIF_TABLES
+
+ALL_TABLES: dict[str, T.StructType] = {**WHATIF_TABLES, **IMPACT_TABLES}
+
+
+def split_variant(df: DataFrame) -> DataFrame:
+    """Composite `cluster` -> `cluster`, `variant` (the separator never occurs in either)."""
+    composite = F.col("cluster")
+    return df.withColumn("variant", F.substring_index(composite, VARIANT_SEPARATOR, -1)) \
+        .withColumn("cluster", F.substring_index(composite, VARIANT_SEPARATOR, 1))
+
+
+def baseline_run(spark: SparkSession, baseline_dir: str) -> str:
+    """The run of a replay output the what-if takes as its baseline: its latest run (by
+    `run_summary.finished_at`)."""
+    latest = read_table(spark, baseline_dir, "run_summary") \
+        .orderBy(F.col("finished_at").desc(), F.col("run_id").desc()).select("run_id").first()
+    if latest is None:
+        raise ValueError(f"--baseline {baseline_dir} has no run_summary rows")
+    return str(latest["run_id"])
+
+
+def write_whatif_table(spark: SparkSession, df: DataFrame, out_dir: str, table: str,
+                       run_id: str) -> None:
+    """This run's partition of `table` replaced by `df` (an empty one when `df` has no
+    rows: one file with the schema)."""
+    schema = ALL_TABLES[table]
+    partition = f"{table_path(out_dir, table)}/run_id={run_id}"
+    delete_path(spark, partition)
+    df.select(*schema.fieldNames()).write.mode("append").partitionBy("run_id") \
+        .parquet(table_path(out_dir, table))
+    if not path_exists(spark, partition):
+        body = T.StructType([f for f in schema.fields if f.name != "run_id"])
+        spark.createDataFrame([], body).coalesce(1).write.mode("overwrite").parquet(partition)
+
+
+def read_whatif_table(spark: SparkSession, out_dir: str, table: str, run_id: str) -> DataFrame:
+    return spark.read.schema(ALL_TABLES[table]).parquet(table_path(out_dir, table)) \
+        .where(F.col("run_id") == run_id)
+
+
+def publish(spark: SparkSession, staging: str, out_dir: str, run_id: str,
+            baseline_dir: str | None) -> None:
+    """Every replay table under `out_dir` with its `variant` column."""
+    source_run = baseline_run(spark, baseline_dir) if baseline_dir is not None else None
+    for table in TABLES:
+        df = split_variant(read_table(spark, staging, table).where(F.col("run_id") == run_id))
+        if baseline_dir is not None:
+            base = read_table(spark, baseline_dir, table) \
+                .where(F.col("run_id") == F.lit(source_run)) \
+                .withColumn("variant", F.lit(BASELINE)).withColumn("run_id", F.lit(run_id))
+            df = df.unionByName(base)
+        write_whatif_table(spark, df, out_dir, table, run_id)

@@ -1,0 +1,102 @@
+"""The replay stage of a what-if: the baseline and every variant in ONE streaming query.
+
+The replay job's own stages do the work (`jobs.replay`: keying, packing, the per-group
+fold, the sink); this module only feeds them: the variants' timelines and wake rows from
+the driver, the event stream edited per variant (`jobs.whatif.edits`), the injected events
+as a second file source, one `ReplayConfig` per composite cluster. The tables are written
+with the composite cluster into a staging directory of the (temporary) checkpoint, which
+`jobs.whatif.output` publishes with a `variant` column.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import UTC, datetime
+
+import pyarrow as pa
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql.streaming.state import GroupStateTimeout
+
+from jobs.common.tables import ensure_run_partitions, write_arrow
+from jobs.replay.codec import rows_to_record_batch
+from jobs.replay.group import make_replay_fn
+from jobs.replay.keying import key_events, key_wake_rows
+from jobs.replay.ledger import RunLedger
+from jobs.replay.pack import pack
+from jobs.replay.sink import BatchSink
+from jobs.replay.source import read_events, stream_events
+from jobs.replay.summary import summary_batches
+from jobs.replay.timeline import LogScan, build_timelines, horizon, scan_log, timeline_rows
+from jobs.whatif.edits import (
+    edit_events,
+    variant_configs,
+    variant_scan,
+    variants_frame,
+    write_injected,
+)
+from jobs.whatif.plan import VariantPlan
+from schemas.events import EVENT_SCHEMA
+from schemas.state import PACKED_SCHEMA, STATE_SCHEMA, TAGGED_SCHEMA, WAKE_SCHEMA
+from schemas.tables import TIMELINE_TABLES
+from statemachine.cluster import ClusterTimeline
+
+
+def write_timelines(spark: SparkSession, timelines: dict[str, ClusterTimeline], staging: str,
+                    run_id: str) -> None:
+    batches: dict[str, list[pa.RecordBatch]] = {table: [] for table in TIMELINE_TABLES}
+    for cluster, timeline in sorted(timelines.items()):
+        for table, rows in timeline_rows(timeline).items():
+            batches[table].append(rows_to_record_batch(table, cluster, run_id, rows))
+    for table in TIMELINE_TABLES:
+        write_arrow(spark, batches[table], staging, table, run_id)
+
+
+def write_wake_rows(spark: SparkSession, scan: LogScan, run_id: str, path: str) -> None:
+    """One wake row per (composite cluster, bucket), as the replay writes per cluster."""
+    rows = [(c, b, run_id, horizon(scan, c)) for c, bs in scan.buckets.items() for b in bs]
+    spark.createDataFrame(rows, WAKE_SCHEMA).coalesce(1).write.mode("overwrite").parquet(path)
+
+
+def edited_stream(spark: SparkSession, events_dir: str, max_file_age: str,
+                  plans: list[VariantPlan], clusters: list[str], checkpoint: str) -> DataFrame:
+    """Every variant's event rows: the log's, edited, plus the injected ones."""
+    variants = variants_frame(spark, plans, clusters)
+    rows = edit_events(stream_events(spark, events_dir, max_file_age), variants, plans)
+    injected = f"{checkpoint}/injected"
+    if write_injected(spark, plans, injected):
+        rows = rows.unionByName(spark.readStream.schema(EVENT_SCHEMA).parquet(injected))
+    return rows
+
+
+def replay_variants(spark: SparkSession, events_dir: str, run_id: str, buckets: int,
+                    max_file_age: str, plans: list[VariantPlan], checkpoint: str,
+                    log: Callable[[str], None]) -> str:
+    """Replay every variant; returns the staging directory of the tables."""
+    started_at = datetime.now(UTC)
+    scan = scan_log(read_events(spark, events_dir), buckets)
+    clusters = sorted(scan.buckets)
+    variants = variant_scan(scan, plans, buckets)
+    timelines = build_timelines(variants)
+    staging = f"{checkpoint}/tables"
+    write_timelines(spark, timelines, staging, run_id)
+    rows = key_events(edited_stream(spark, events_dir, max_file_age, plans, clusters,
+                                    checkpoint), buckets)
+    if timelines:
+        write_wake_rows(spark, variants, run_id, f"{checkpoint}/wake")
+        wake = spark.readStream.schema(WAKE_SCHEMA).parquet(f"{checkpoint}/wake")
+        rows = rows.unionByName(key_wake_rows(wake))
+    replay_fn = make_replay_fn(timelines, plans[0].config,
+                               configs=variant_configs(plans, clusters))
+    tagged = rows.mapInArrow(pack, PACKED_SCHEMA).groupBy("cluster", "bucket") \
+        .applyInPandasWithState(replay_fn, TAGGED_SCHEMA, STATE_SCHEMA, "append",
+                                GroupStateTimeout.NoTimeout)
+    ledger = RunLedger(spark, checkpoint, run_id).load()
+    sink = BatchSink(staging, run_id, buckets, ledger, log)
+    tagged.writeStream.outputMode("append").foreachBatch(sink) \
+        .option("checkpointLocation", f"{checkpoint}/query") \
+        .trigger(availableNow=True).queryName(f"whatif-{run_id}").start().awaitTermination()
+    summary = summary_batches(ledger.totals(), len(ledger.records), run_id, buckets,
+                              started_at, datetime.now(UTC), {})
+    write_arrow(spark, summary, staging, "run_summary", run_id)
+    ensure_run_partitions(spark, staging, run_id)
+    return staging

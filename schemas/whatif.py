@@ -1,0 +1,76 @@
+"""Spark schemas of the what-if job's tables (docs/whatif.md).
+
+Every replay table (`schemas.tables.TABLES`) is written by `jobs.whatif` with a `variant`
+column right after `cluster` (`baseline` for the unedited log); `variant_schema` derives
+them, so a replay table's columns are stated once. `whatif_impact` and
+`whatif_partition_diff` are the what-if's own tables; the report job reads them, so their
+columns are a contract.
+"""
+
+from __future__ import annotations
+
+from pyspark.sql import types as T
+
+from schemas.tables import TABLES
+
+# The variant of the unedited log; no scenario variant may take the name.
+BASELINE = "baseline"
+# Joins a cluster and a variant into the one key the replay groups by, inside the job only
+# (SYMBOL FOR UNIT SEPARATOR): the job refuses a log whose cluster names hold it.
+VARIANT_SEPARATOR = "\u241f"
+
+
+def _f(name: str, dtype: T.DataType) -> T.StructField:
+    return T.StructField(name, dtype, True)
+
+
+def variant_schema(schema: T.StructType) -> T.StructType:
+    """A replay table's schema with `variant` (string) inserted right after `cluster`."""
+    fields = list(schema.fields)
+    assert fields[0].name == "cluster", fields[0].name
+    return T.StructType([fields[0], _f("variant", T.StringType()), *fields[1:]])
+
+
+# Table name -> schema of the what-if's copy of every replay table.
+WHATIF_TABLES: dict[str, T.StructType] = {name: variant_schema(s) for name, s in TABLES.items()}
+
+WHATIF_IMPACT = T.StructType([
+    _f("cluster", T.StringType()),
+    _f("run_id", T.StringType()),
+    _f("variant", T.StringType()),
+    _f("rank", T.IntegerType()),
+    _f("partitions_offline_at_end", T.LongType()),
+    _f("max_partitions_offline_at_once", T.LongType()),
+    _f("offline_partition_seconds", T.DoubleType()),
+    _f("under_min_isr_partition_seconds", T.DoubleType()),
+    _f("unclean_elections", T.LongType()),
+    _f("topics_losing_only_isr", T.LongType()),
+    _f("leader_and_isr_requests", T.LongType()),
+    _f("update_metadata_requests", T.LongType()),
+    _f("stop_replica_requests", T.LongType()),
+    _f("findings_by_kind", T.MapType(T.StringType(), T.LongType(), True)),
+    _f("offline_partition_seconds_vs_baseline", T.DoubleType()),
+    _f("max_partitions_offline_at_once_vs_baseline", T.LongType()),
+    _f("unclean_elections_vs_baseline", T.LongType()),
+    _f("partitions_offline_at_end_vs_baseline", T.LongType()),
+])
+
+# Fields of `partition_states` the diff compares (ISR as a set, printed sorted).
+DIFF_FIELDS: tuple[str, ...] = ("state", "leader", "isr", "leader_epoch", "replicas")
+
+WHATIF_PARTITION_DIFF = T.StructType([
+    _f("cluster", T.StringType()),
+    _f("run_id", T.StringType()),
+    _f("variant", T.StringType()),
+    _f("topic", T.StringType()),
+    _f("partition", T.IntegerType()),
+    _f("field", T.StringType()),
+    _f("baseline", T.StringType()),
+    _f("value", T.StringType()),
+])
+
+# The what-if's own tables (name = directory under --out).
+IMPACT_TABLES: dict[str, T.StructType] = {
+    "whatif_impact": WHATIF_IMPACT,
+    "whatif_partition_diff": WHATIF_PARTITION_DIFF,
+}
