@@ -61,9 +61,12 @@ bench-core: install ## events per second of the pure core (no Spark)
 bench: install ## Spark job vs pure core on a simulated log; writes BENCHMARKS.md, bench.json
 	$(PY) -m jobs.bench --preset $(BENCH)
 
-whatif-sample: install ## fail each broker of the sample log in turn (one Spark job), print the ranking
-	rm -rf $(OUT)/whatif-log && $(PY) -m jobs.sim --out $(OUT)/whatif-log --preset sample --seed 1 --quiet
-	$(PY) -m jobs.whatif --events $(OUT)/whatif-log --scenario conf/scenarios/sample-sweep.toml --out $(OUT)/whatif
+whatif-sample: install ## fail each broker of the sample log in turn (one Spark job), rank them, write the report
+	@test -d $(OUT)/tables/run_summary || $(PY) -m jobs.sample --out $(OUT)
+	$(PY) -m jobs.whatif --events $(OUT)/events --scenario conf/scenarios/sample-sweep.toml \
+		--baseline $(OUT)/tables --run-id sample --out $(OUT)/whatif
+	$(PY) -m jobs.report --tables $(OUT)/tables --run-id sample --audit $(OUT)/tables \
+		--whatif $(OUT)/whatif --out $(OUT)/whatif-report.html
 
 bench-whatif: install ## N what-if variants in one Spark job against N separate replays
 	$(PY) -m jobs.whatif.bench --preset sample

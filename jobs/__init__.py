@@ -4,6 +4,7 @@
     ingest/   controller.log / state-change.log text -> event log (pure parser + Spark job)
     compare/  a replay against what Kafka itself logged
     audit/    health checks over a replay run, the post-mortem, a verdict for the scheduler
+    whatif/   a scenario's variants of a log, replayed side by side in one job, ranked
     report/   one self-contained HTML page over a run, its audit and a what-if
     sim/      a simulated cluster's event log
     sample/   `make run`: simulate the sample log and replay it

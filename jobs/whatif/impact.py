@@ -170,9 +170,11 @@ def print_ranking(rows: list[dict[str, object]]) -> None:
         for r in sorted((r for r in rows if r["cluster"] == cluster),
                         key=lambda r: int(str(r["rank"]))):
             vs = float(str(r["offline_partition_seconds_vs_baseline"] or 0.0))
-            print(f"{r['rank']}. {r['variant']}: {r['max_partitions_offline_at_once']} "
-                  f"partitions offline for {float(str(r['offline_partition_seconds'])):,.0f} "
-                  f"partition-seconds ({vs:+,.0f} vs baseline), "
+            print(f"{r['rank']}. {r['variant']}: "
+                  f"{float(str(r['offline_partition_seconds'])):,.0f} offline "
+                  f"partition-seconds ({vs:+,.0f} vs baseline), up to "
+                  f"{r['max_partitions_offline_at_once']} partitions offline at once, "
+                  f"{r['partitions_offline_at_end']} still offline at the end, "
                   f"{r['topics_losing_only_isr']} topics lose their only in-sync replica, "
                   f"{r['unclean_elections']} unclean elections")
     print(flush=True)
