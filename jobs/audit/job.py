@@ -31,6 +31,7 @@ from jobs.audit.options import (
 )
 from jobs.audit.run import run_audit
 from jobs.common.config import DEFAULT_CONFIG, find_file, load_config
+from jobs.common.paths import run_id_problem
 from jobs.common.session import build_session, under_spark_submit
 
 
@@ -92,6 +93,9 @@ def local_spark_conf(config: str | None) -> Path | None:
 
 def main(argv: list[str] | None = None, spark: SparkSession | None = None) -> int:
     args = parse_args(argv)
+    problem = run_id_problem(args.run_id)  # it names audit_checks' partition directory
+    if problem is not None:
+        return error(problem)
     try:
         options = read_options(args)
         load_observed(options.observed)  # an unreadable file fails before Spark starts

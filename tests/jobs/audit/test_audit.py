@@ -207,8 +207,11 @@ def test_unreadable_input_exits_2(spark: SparkSession, tables: dict[str, Path], 
     missing = str(tmp_path / "missing.txt")
     assert audit_main(["--tables", str(tables["healthy"]), "--run-id", "r1",
                        "--observed", missing], spark=spark) == 2
+    assert audit_main(["--tables", str(tables["healthy"]), "--run-id", "../../r1"],
+                      spark=spark) == 2  # a run id names a directory: never a path
     errors = [line for line in capsys.readouterr().err.splitlines() if "[audit]" in line]
-    assert len(errors) == 3 and "missing.txt" in errors[2] and "r9" in errors[1]
+    assert len(errors) == 4 and "missing.txt" in errors[2] and "r9" in errors[1]
+    assert "letters, digits" in errors[3]
 
 
 @pytest.mark.parametrize("log,fail_on,expected", [
