@@ -93,7 +93,8 @@ TAGGED_SCHEMA = T.StructType(
 # rows_duplicate + rows_quarantined + rows_late), findings as JSON {kind: count}, and, for
 # the human summary, JSON {state: count} of the group's partitions after the batch and the
 # first OFFLINE_LISTED offline partitions as JSON [[topic, partition], ...]; the highest seq
-# the group has applied (what the next run's rows are late against).
+# the group has applied (what the next run's rows are late against); the latest event time
+# (microseconds, -1: none) among the rows it read, where the run's period ends.
 GROUP_COUNTS_SCHEMA = T.StructType(
     [
         T.StructField("rows_read", T.LongType(), False),
@@ -105,6 +106,7 @@ GROUP_COUNTS_SCHEMA = T.StructType(
         T.StructField("partitions_by_state", T.StringType(), False),
         T.StructField("offline_partitions", T.StringType(), False),
         T.StructField("watermark", T.LongType(), False),
+        T.StructField("last_ts", T.LongType(), False),
     ]
 )
 

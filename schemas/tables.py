@@ -180,6 +180,10 @@ RUN_SUMMARY = _table(
     _f("findings_by_kind", T.MapType(T.StringType(), T.LongType(), True)),
     _f("partitions_by_state", T.MapType(T.StringType(), T.LongType(), True)),
     _f("rows_written", T.MapType(T.StringType(), T.LongType(), True)),
+    # Partition-seconds offline in the run's period (jobs/replay/rollup.py).
+    _f("offline_partition_seconds", T.DoubleType()),
+    _f("offline_seconds_by_topic", T.MapType(T.StringType(), T.DoubleType(), True)),
+    _f("offline_seconds_by_cause_broker", T.MapType(T.StringType(), T.DoubleType(), True)),
     _f("stage_seconds", T.MapType(T.StringType(), T.DoubleType(), True)),
 )
 

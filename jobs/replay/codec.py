@@ -88,6 +88,7 @@ class GroupCounts(NamedTuple):
     partitions_by_state: str  # JSON {state: count}
     offline_partitions: str  # JSON [[topic, partition], ...]
     watermark: int  # the highest seq the group has applied after the batch
+    last_ts: int  # the latest event time (microseconds) it read, -1 for none
 
 
 COUNTS_ARROW = arrow_schema(GROUP_COUNTS_SCHEMA)

@@ -125,6 +125,7 @@ class GroupOutput:
             partitions_by_state=json.dumps(dict(sorted(states.items()))),
             offline_partitions=json.dumps(offline),
             watermark=new_state.watermark,
+            last_ts=group.last_ts,
         )
         self.tagged.append(
             TaggedRow(self.cluster, self.bucket, COUNTS_TAG, 0, encode_counts(counts)))
@@ -139,6 +140,7 @@ class GroupInput:
     quarantined: list[Row] = field(default_factory=list)  # not yet encoded
     quarantined_count: int = 0
     horizons: list[int] = field(default_factory=list)
+    last_ts: int = -1  # the latest event time among the valid rows (microseconds)
 
     @property
     def until(self) -> int | None:
@@ -175,6 +177,8 @@ def read_group(pdfs: Iterable[pd.DataFrame], group: GroupInput, output: GroupOut
                 reason, event = row[0], row[1:]  # a packed row: (reason, *event fields)
                 if reason is None:
                     group.valid.add(event)
+                    if event[1] > group.last_ts:  # ts (microseconds; valid: not null)
+                        group.last_ts = event[1]
                     continue
                 group.quarantined.append((*event, reason))
                 group.quarantined_count += 1

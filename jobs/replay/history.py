@@ -41,6 +41,9 @@ class History:
     # cluster -> the highest seq the committed runs applied: a row at or below it is late
     # (absent in a history written before lateness was decided per cluster: nothing).
     applied_through: dict[str, int] = field(default_factory=dict)
+    # cluster -> the last event time (microseconds) of the committed runs: where the next
+    # run's period starts (jobs/replay/rollup.py).
+    period_end: dict[str, int] = field(default_factory=dict)
 
 
 def _path(checkpoint: str) -> str:
@@ -61,12 +64,14 @@ def load_history(spark: SparkSession, checkpoint: str, buckets: int) -> History 
                          f"{HISTORY_FORMAT}; replay in full with a new checkpoint")
     events = {c: [event_of(e) for e in evs] for c, evs in saved["cluster_events"].items()}
     applied = {c: int(seq) for c, seq in saved.get("applied_through", {}).items()}
+    ends = {c: int(t) for c, t in saved.get("period_end", {}).items()}
     return History(frozenset(saved["files"]), log_scan(saved["clusters"], events, buckets),
-                   applied)
+                   applied, ends)
 
 
 def save_history(spark: SparkSession, checkpoint: str, files: list[str], scan: LogScan,
-                 applied_through: dict[str, int]) -> None:
+                 applied_through: dict[str, int],
+                 period_end: dict[str, int] | None = None) -> None:
     """Replace the history (written aside, then renamed over the old one)."""
     text = json.dumps({
         "format": HISTORY_FORMAT,
@@ -75,6 +80,7 @@ def save_history(spark: SparkSession, checkpoint: str, files: list[str], scan: L
         "cluster_events": {c: [list(e) for e in evs]
                            for c, evs in sorted(scan.cluster_events.items())},
         "applied_through": dict(sorted(applied_through.items())),
+        "period_end": dict(sorted((period_end or {}).items())),
     }, separators=(",", ":"))
     path = _path(checkpoint)
     write_text(spark, f"{path}.tmp", text + "\n")

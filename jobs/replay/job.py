@@ -59,6 +59,7 @@ from jobs.replay.history import (
 from jobs.replay.keying import key_events, key_wake_rows
 from jobs.replay.ledger import ClusterCounts, RunLedger
 from jobs.replay.pack import pack
+from jobs.replay.rollup import offline_rollup, period_starts
 from jobs.replay.sink import BatchSink
 from jobs.replay.source import EventSchemaError, NeedsSpark, check_event_files, stream_events
 from jobs.replay.summary import print_summary, summary_batches
@@ -326,20 +327,28 @@ def summary_stage(spark: SparkSession, s: Settings, timeline: TimelineStage,
     for cluster, written in timeline.rows_written.items():
         counts.setdefault(cluster, ClusterCounts()).rows_written.update(written)
     ensure_run_partitions(spark, s.out, s.run_id)
+    previous_end = timeline.history.period_end if timeline.history is not None else {}
+    rollups = offline_rollup(spark, s.out, s.run_id,
+                             period_starts(spark, ledger.directory, previous_end),
+                             {c: v.last_ts for c, v in counts.items()})
     clock.seconds["summary"] = clock.since(start)
     clock.seconds["total"] = clock.since(clock.t0)
-    summary = summary_batches(counts, len(ledger.records), s.run_id, s.buckets,
+    summary = summary_batches(counts, rollups, len(ledger.records), s.run_id, s.buckets,
                               clock.started_at, datetime.now(UTC), clock.seconds)
     write_arrow(spark, summary, s.out, "run_summary", s.run_id)
     faults.reached("summary_written")
     applied = timeline.applied_through
     for cluster, c in counts.items():
         applied[cluster] = max(applied.get(cluster, -1), c.applied_through)
-    save_history(spark, s.checkpoint, timeline.log_files, timeline.scan, applied)
+    ends = dict(previous_end)
+    for cluster, rollup in rollups.items():
+        if rollup.period_end_us is not None:
+            ends[cluster] = max(ends.get(cluster, rollup.period_end_us), rollup.period_end_us)
+    save_history(spark, s.checkpoint, timeline.log_files, timeline.scan, applied, ends)
     faults.reached("history_saved")
     write_text(spark, s.marker,
                json.dumps({"run_id": s.run_id, "batches": len(ledger.records)}) + "\n")
-    print_summary(s.out, s.run_id, counts)
+    print_summary(s.out, s.run_id, counts, rollups)
 
 
 # -- the job -------------------------------------------------------------------------------

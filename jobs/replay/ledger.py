@@ -49,6 +49,9 @@ class ClusterCounts:
     # The highest seq any group of the cluster has applied (events and timeline steps):
     # what the next run's rows are late against.
     applied_through: int = -1
+    # The latest event time (microseconds) the cluster's rows carried, -1 for none: where
+    # the run's period ends (jobs/replay/rollup.py).
+    last_ts: int = -1
 
     SUMS = ("rows_read", "rows_applied", "rows_duplicate", "rows_quarantined", "rows_late")
 
@@ -76,6 +79,7 @@ class ClusterCounts:
                 self.rows_written[table] += rows
         self.buckets.update(later.buckets)
         self.applied_through = max(self.applied_through, later.applied_through)
+        self.last_ts = max(self.last_ts, later.last_ts)
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -84,6 +88,7 @@ class ClusterCounts:
             "rows_written": dict(sorted(self.rows_written.items())),
             "buckets": {str(b): [s, off] for b, (s, off) in sorted(self.buckets.items())},
             "applied_through": self.applied_through,
+            "last_ts": self.last_ts,
         }
 
     @classmethod
@@ -95,6 +100,7 @@ class ClusterCounts:
             buckets={int(b): (dict(s), [(t, int(p)) for t, p in off])
                      for b, (s, off) in data["buckets"].items()},
             applied_through=int(data["applied_through"]),
+            last_ts=int(data.get("last_ts", -1)),
         )
 
 

@@ -40,6 +40,7 @@ def add_group(counts: ClusterCounts, bucket: int, group: GroupCounts) -> None:
         [(topic, partition) for topic, partition in json.loads(group.offline_partitions)],
     )
     counts.applied_through = max(counts.applied_through, group.watermark)
+    counts.last_ts = max(counts.last_ts, group.last_ts)
 
 
 @dataclass

@@ -8,6 +8,7 @@ import pyarrow as pa
 
 from jobs.replay.codec import rows_to_record_batch
 from jobs.replay.ledger import BatchCounts, ClusterCounts
+from jobs.replay.rollup import Rollup
 from schemas.event_types import DEFAULT_CLUSTER
 
 
@@ -17,6 +18,7 @@ def _micros(t: datetime) -> int:
 
 def summary_batches(
     counts: BatchCounts,
+    rollups: dict[str, Rollup],
     batches: int,
     run_id: str,
     buckets: int,
@@ -30,17 +32,20 @@ def summary_batches(
     out = []
     for cluster in sorted(counts) or [DEFAULT_CLUSTER]:
         c = counts.get(cluster, ClusterCounts())
+        r = rollups.get(cluster, Rollup())
         row = (
             _micros(started_at), _micros(finished_at), buckets, batches,
             c.rows_read, c.rows_applied, c.rows_duplicate, c.rows_quarantined, c.rows_late,
             sorted(c.findings_by_kind.items()), sorted(c.partitions_by_state.items()),
-            sorted(c.rows_written.items()), stage,
+            sorted(c.rows_written.items()), r.seconds, sorted(r.by_topic.items()),
+            sorted(r.by_cause_broker.items()), stage,
         )
         out.append(rows_to_record_batch("run_summary", cluster, run_id, [row]))
     return out
 
 
-def print_summary(out_dir: str, run_id: str, counts: BatchCounts) -> None:
+def print_summary(out_dir: str, run_id: str, counts: BatchCounts,
+                  rollups: dict[str, Rollup]) -> None:
     """Partitions by state, offline partitions, findings by kind, where the tables are."""
     print(f"\n== replay run {run_id} ==")
     if not counts:
@@ -58,6 +63,18 @@ def print_summary(out_dir: str, run_id: str, counts: BatchCounts) -> None:
         listed = ", ".join(f"{t}-{p}" for t, p in offline)
         more = " ..." if total_offline > len(offline) else ""
         print(f"  offline partitions: {total_offline}" + (f" ({listed}{more})" if offline else ""))
+        print_rollup(rollups.get(cluster, Rollup()))
         kinds = ", ".join(f"{k} {v}" for k, v in sorted(c.findings_by_kind.items()))
         print(f"  findings by kind: {kinds or 'none'}")
     print(f"tables written under {out_dir}/<table>/run_id={run_id}\n", flush=True)
+
+
+def print_rollup(r: Rollup, top: int = 5) -> None:
+    """Offline partition-seconds of the run's period, by cause broker and by topic."""
+    def worst(by: dict[str, float], label: str) -> str:
+        ranked = sorted(by.items(), key=lambda kv: (-kv[1], kv[0]))[:top]
+        return ", ".join(f"{label}{k} {v:,.1f} s" for k, v in ranked if v > 0) or "none"
+
+    print(f"  offline partition-seconds in this run: {r.seconds:,.1f}"
+          + (f" (by cause: {worst(r.by_cause_broker, 'broker ')}; "
+             f"worst topics: {worst(r.by_topic, '')})" if r.seconds else ""))

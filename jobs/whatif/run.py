@@ -23,6 +23,7 @@ from jobs.replay.group import make_replay_fn
 from jobs.replay.keying import key_events, key_wake_rows
 from jobs.replay.ledger import RunLedger
 from jobs.replay.pack import pack
+from jobs.replay.rollup import offline_rollup
 from jobs.replay.sink import BatchSink
 from jobs.replay.source import read_events, stream_events
 from jobs.replay.summary import summary_batches
@@ -95,8 +96,11 @@ def replay_variants(spark: SparkSession, events_dir: str, run_id: str, buckets: 
     tagged.writeStream.outputMode("append").foreachBatch(sink) \
         .option("checkpointLocation", f"{checkpoint}/query") \
         .trigger(availableNow=True).queryName(f"whatif-{run_id}").start().awaitTermination()
-    summary = summary_batches(ledger.totals(), len(ledger.records), run_id, buckets,
+    ensure_run_partitions(spark, staging, run_id)
+    # Each variant is a whole log replayed afresh: its period is the whole log.
+    rollups = offline_rollup(spark, staging, run_id, {},
+                             {c: v.last_ts for c, v in ledger.totals().items()})
+    summary = summary_batches(ledger.totals(), rollups, len(ledger.records), run_id, buckets,
                               started_at, datetime.now(UTC), {})
     write_arrow(spark, summary, staging, "run_summary", run_id)
-    ensure_run_partitions(spark, staging, run_id)
     return staging

@@ -238,3 +238,32 @@ def test_a_misspelt_topic_setting_stops_the_job(tmp_path: Path, capsys: Any) -> 
     assert run(events, tmp_path / "out", "r1", "--config", str(conf)) == 2
     assert "has unknown setting(s) ['min_insync_replica']" in capsys.readouterr().err
     assert not (tmp_path / "out").exists()
+
+
+def _rollup(spark: Any, out: Path, run_id: str) -> tuple[float, dict[str, float], dict[str, float]]:
+    [r] = read_table(spark, str(out), "run_summary").where(F.col("run_id") == run_id).collect()
+    return (r["offline_partition_seconds"], dict(r["offline_seconds_by_topic"]),
+            dict(r["offline_seconds_by_cause_broker"]))
+
+
+def test_the_run_summary_counts_offline_partition_seconds_by_topic_and_cause(
+    spark: Any, tmp_path: Path
+) -> None:
+    """`solo-0` (replica on broker 3 only) is offline from broker 3's failure at seq 10
+    (ts T0 + 10 s) to its restart at seq 40: 30 s, caused by broker 3. Cut into two nights
+    at seq 20, the window is open at the first night's end (10 s of it counted then, up to
+    the night's last event at seq 20) and closed in the second (20 s): 30 s in all, as in
+    one replay of both nights."""
+    night1 = LOG + [ev(20, ET.ISR_CHANGED, topic="orders", partition=0, isr=[1, 2])]
+    night2 = [ev(40, ET.BROKER_STARTUP, broker_id=3)]
+    write_log(tmp_path / "all", night1 + night2)
+    assert run(tmp_path / "all", tmp_path / "full", "full") == 0
+    assert _rollup(spark, tmp_path / "full", "full") == (30.0, {"solo": 30.0}, {"3": 30.0})
+
+    events, out, chk = tmp_path / "events", tmp_path / "out", tmp_path / "chk"
+    write_log(events, night1, "n1")
+    assert run(events, out, "n1", "--checkpoint", str(chk)) == 0
+    write_log(events, night2, "n2")
+    assert run(events, out, "n2", "--checkpoint", str(chk)) == 0
+    assert _rollup(spark, out, "n1") == (10.0, {"solo": 10.0}, {"3": 10.0})
+    assert _rollup(spark, out, "n2") == (20.0, {"solo": 20.0}, {"3": 20.0})
