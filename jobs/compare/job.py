@@ -38,6 +38,7 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import Row as SparkRow
 from pyspark.sql import functions as F
 
+from jobs.common.tables import list_names, path_exists, read_table, table_path
 from jobs.compare.brokers import BROKER_KINDS, BrokerRow, compare_brokers
 from jobs.compare.partitions import (
     ENTITY_COLUMNS,
@@ -52,9 +53,12 @@ from schemas.compare import (
     COMPARED_SCHEMA,
     REPLAYED_SCHEMA,
 )
+from schemas.tables import TABLES
 
 PARTITION_KEY = ("cluster", "topic", "partition")
 COMPARISON, TRANSITION = "E", "T"  # `rtype` of the cogroup's rows
+REPLAY_TABLES = ("state_changes", "leader_and_isr_requests", "update_metadata_requests",
+                 "partition_states", "replica_states", "broker_timeline")
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
@@ -86,17 +90,26 @@ def observed_dir(path: str) -> str:
 
 
 def newest_run(spark: SparkSession, base: str) -> str | None:
-    df = spark.read.parquet(f"{base.rstrip('/')}/partition_states")
-    if "run_id" not in df.columns:
-        return None
-    row = df.agg(F.max("run_id").alias("r")).collect()[0]
-    return None if row["r"] is None else str(row["r"])
+    """The greatest `run_id=` partition of any replay table. Read from the directory names,
+    not from the rows: a run in which a table stayed empty still has its partition (one
+    schema-only file), and a replay written before that may lack a table altogether."""
+    runs = {name.removeprefix("run_id=") for table in REPLAY_TABLES
+            if path_exists(spark, table_path(base, table))
+            for name in list_names(spark, table_path(base, table))
+            if name.startswith("run_id=")}
+    return max(runs) if runs else None
 
 
 def read_replay_table(spark: SparkSession, base: str, table: str, run_id: str | None
                       ) -> DataFrame:
-    df = spark.read.parquet(f"{base.rstrip('/')}/{table}")
-    if "run_id" in df.columns and run_id is not None:
+    """A replay table with its schema from `schemas.tables`; a table directory the replay
+    did not write (no partition created in the excerpt, every replica deleted, an output
+    written before every run wrote every table) reads as an empty table."""
+    if path_exists(spark, table_path(base, table)):
+        df = read_table(spark, base, table)
+    else:
+        df = spark.createDataFrame([], TABLES[table])
+    if run_id is not None:
         df = df.filter(F.col("run_id") == run_id)
     return df
 
@@ -145,10 +158,7 @@ def extract(spark: SparkSession, args: argparse.Namespace) -> Inputs:
     )
     broker_lists = (spark.read.parquet(obs_dir).filter(F.col("kind").isin(*BROKER_KINDS))
                     .select("cluster", "seq", "pos", "source", "kind", "brokers").collect())
-    try:
-        timeline = read_replay_table(spark, args.replayed, "broker_timeline", run_id).collect()
-    except Exception:  # noqa: BLE001 - a replay without cluster events has no timeline
-        timeline = []
+    timeline = read_replay_table(spark, args.replayed, "broker_timeline", run_id).collect()
     return Inputs(observed, read_replayed(spark, args.replayed, run_id), broker_lists,
                   timeline)
 
@@ -160,6 +170,7 @@ class Outputs(NamedTuple):
     comparison: DataFrame
     transitions: DataFrame
     brokers: DataFrame
+    clusters: list[str]  # every excerpt (cluster) with an observation
 
 
 _COMPARED_ARROW = arrow_schema(COMPARED_SCHEMA)
@@ -212,14 +223,44 @@ def transform(spark: SparkSession, inputs: Inputs) -> Outputs:
         compared.filter(F.col("rtype") == COMPARISON).select(*ENTITY_COLUMNS),
         compared.filter(F.col("rtype") == TRANSITION).select(*TRANSITION_COLUMNS),
         compare_broker_lists(spark, inputs.broker_lists, inputs.broker_timeline),
+        sorted({*(str(r["cluster"]) for r in inputs.observed.select("cluster").distinct()
+                  .collect()), *(str(o["cluster"]) for o in inputs.broker_lists)}),
     )
 
 
 # -- load ----------------------------------------------------------------------------------
 
-def summary_counts(outputs: Outputs) -> dict[str, int]:
-    """Brokers by agreement, entities by status, transitions by evidence."""
+COVERAGE = ("partitions_compared", "observations_compared", "transitions_matched",
+            "broker_lists_compared")
+
+
+def coverage_counts(outputs: Outputs) -> dict[str, int]:
+    """Per excerpt (cluster), how much could be compared: partitions the log and the replay
+    both know (status agree or differ), the observations of those partitions and replicas,
+    the logged transitions matched to a replayed one, the broker lists compared. An excerpt
+    whose counts are all 0 "agrees" on nothing: it shows as such, with every count named."""
+    both = F.col("status").isin("agree", "differ")
+    rows = outputs.comparison.groupBy("cluster").agg(
+        F.sum(F.when(both & (F.col("entity") == "partition"), 1).otherwise(0))
+        .alias("partitions_compared"),
+        F.sum(F.when(both, F.col("observed_points")).otherwise(0))
+        .alias("observations_compared"),
+        F.sum("matched_transitions").alias("transitions_matched")).collect()
+    brokers = {r["cluster"]: r["count"]
+               for r in outputs.brokers.groupBy("cluster").count().collect()}
     counts: dict[str, int] = {}
+    for cluster in sorted({*outputs.clusters, *brokers, *(r["cluster"] for r in rows)}):
+        found = next((r.asDict() for r in rows if r["cluster"] == cluster), {})
+        found["broker_lists_compared"] = brokers.get(cluster, 0)
+        for name in COVERAGE:
+            counts[f"excerpt:{cluster}:{name}"] = int(found.get(name) or 0)
+    return counts
+
+
+def summary_counts(outputs: Outputs) -> dict[str, int]:
+    """Brokers by agreement, entities by status, transitions by evidence, and per excerpt
+    how much could be compared (`coverage_counts`)."""
+    counts: dict[str, int] = coverage_counts(outputs)
     for r in outputs.brokers.groupBy("agree").count().collect():
         counts["brokers_agree" if r["agree"] else "brokers_differ"] = r["count"]
     for r in outputs.comparison.groupBy("entity", "status").count().collect():

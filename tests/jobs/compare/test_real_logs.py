@@ -225,9 +225,23 @@ def _write_replay_tables(res_by_cluster: dict[str, dict[str, Any]], out: Path) -
         _write(pa.Table.from_arrays(arrays, schema=schema), out / table / "run_id=r1")
 
 
+def _write_observed(cases: dict[str, dict[str, Any]], path: Path) -> None:
+    """The ingest's observations of each case, as observed_state_changes of its cluster."""
+    from schemas.ingest import OBSERVED_SCHEMA
+
+    schema = arrow_schema(OBSERVED_SCHEMA)
+    cols: dict[str, list[Any]] = {f.name: [] for f in schema}
+    for cluster, res in cases.items():
+        for o in res["ingest"].observations:
+            cols["cluster"].append(cluster)
+            for k, v in o._asdict().items():
+                cols[k].append(list(v) if isinstance(v, tuple) else v)
+    _write(pa.Table.from_arrays([pa.array(cols[f.name], type=f.type) for f in schema],
+                                schema=schema), path)
+
+
 def test_compare_job(spark: Any, tmp_path: Path) -> None:
     from jobs.compare import job as compare
-    from schemas.ingest import OBSERVED_SCHEMA
 
     cases = {
         "cp": ingest_replay(REAL / "confluentinc-cp-all-in-one-issue49__ak2.6__topic-create.log",
@@ -237,15 +251,7 @@ def test_compare_job(spark: Any, tmp_path: Path) -> None:
             REAL / "unattributed-chinese-blog__ak0.8-0.10__broker-failure-no-timestamps.log",
             controller=1, live=(1, 2, 4)),
     }
-    schema = arrow_schema(OBSERVED_SCHEMA)
-    cols: dict[str, list[Any]] = {f.name: [] for f in schema}
-    for cluster, res in cases.items():
-        for o in res["ingest"].observations:
-            cols["cluster"].append(cluster)
-            for k, v in o._asdict().items():
-                cols[k].append(list(v) if isinstance(v, tuple) else v)
-    _write(pa.Table.from_arrays([pa.array(cols[f.name], type=f.type) for f in schema],
-                                schema=schema), tmp_path / "ingest" / "observed_state_changes")
+    _write_observed(cases, tmp_path / "ingest" / "observed_state_changes")
     _write_replay_tables(cases, tmp_path / "replay")
 
     assert compare.main(["--observed", str(tmp_path / "ingest"), "--replayed",
@@ -266,3 +272,43 @@ def test_compare_job(spark: Any, tmp_path: Path) -> None:
     summary = dict(spark.read.parquet(str(tmp_path / "cmp" / "compare_summary")).collect())
     assert summary["partition_differ"] == 1  # events-1 of the 3.7 fixture
     assert summary["brokers_agree"] == 2
+
+
+def test_compare_job_reads_empty_and_missing_replay_tables(spark: Any, tmp_path: Path) -> None:
+    """Excerpts in which no partition was replayed: the replay's partition tables are empty
+    (one schema-only file) or, in a replay output written before every run wrote every table,
+    absent. Compare reads them as empty tables, still compares the broker lists, and its
+    summary says per excerpt that nothing but the broker list could be compared."""
+    import shutil
+
+    from jobs.compare import job as compare
+
+    cases = {
+        "blog": ingest_replay(
+            REAL / "unattributed-chinese-blog__ak0.8-0.10__broker-failure-no-timestamps.log",
+            controller=1, live=(1, 2, 4)),
+        "dotnet": ingest_replay(
+            REAL / "confluentinc-confluent-kafka-dotnet-issue1460__ak2.6__topic-create.log",
+            controller=1, live=(1,)),
+    }
+    _write_observed(cases, tmp_path / "ingest" / "observed_state_changes")
+    _write_replay_tables(cases, tmp_path / "replay")
+    for table in ("state_changes", "partition_states", "leader_and_isr_requests"):
+        shutil.rmtree(tmp_path / "replay" / table)  # as an older replay left them
+
+    assert compare.main(["--observed", str(tmp_path / "ingest"), "--replayed",
+                         str(tmp_path / "replay"), "--out", str(tmp_path / "cmp")],
+                        spark=spark) == 0
+    statuses = {r.status for r in spark.read.parquet(str(tmp_path / "cmp" / "comparison"))
+                .collect()}
+    assert statuses == {"not_replayed"}
+    brokers = [(r.cluster, r.seq, list(r.observed), r.agree) for r in
+               spark.read.parquet(str(tmp_path / "cmp" / "brokers")).collect()]
+    assert brokers == [("blog", 1, [1, 2, 3], True)]
+    summary = dict(spark.read.parquet(str(tmp_path / "cmp" / "compare_summary")).collect())
+    assert {k: v for k, v in summary.items() if k.startswith("excerpt:")} == {
+        "excerpt:blog:partitions_compared": 0, "excerpt:blog:observations_compared": 0,
+        "excerpt:blog:transitions_matched": 0, "excerpt:blog:broker_lists_compared": 1,
+        "excerpt:dotnet:partitions_compared": 0, "excerpt:dotnet:observations_compared": 0,
+        "excerpt:dotnet:transitions_matched": 0, "excerpt:dotnet:broker_lists_compared": 0,
+    }
