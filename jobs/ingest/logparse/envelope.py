@@ -37,7 +37,8 @@ _BRACKET_LOGGER = re.compile(
 _BARE_TS = re.compile(rf"^(?P<ts>{_TS}) (?P<level>{LEVELS})\s+(?P<rest>.*?)(?: \[[^\[\]]*\])?\s*$")
 # Quotes without a timestamp: `INFO [Controller 1]: Broker failure callback for 4 (kafka...)`.
 _NO_TS = re.compile(rf"^(?P<level>{LEVELS}) (?P<rest>.*)$")
-_LOGGER = re.compile(r"[A-Za-z0-9_.$]+")
+_LOGGER_AT_LINE = re.compile(r"(?P<logger>[A-Za-z0-9_.$]+)(?::\d+)?")
+_LOGGER_CUT = re.compile(r"[A-Za-z0-9_.$]+(?::\d*)?")
 # A message quoted bare (no timestamp, no level) but with a controller logIdent.
 _BARE_IDENT = re.compile(
     r"^\[(?:Controller[ -]|Broker id=|PartitionStateMachine |ReplicaStateMachine |"
@@ -57,16 +58,20 @@ class Envelope(NamedTuple):
 
 
 def _split_rest(rest: str) -> tuple[str, str | None, bool]:
-    """`msg (logger)` -> (msg, logger). The message may itself contain parentheses, so the
-    logger is the last `(...)` at the end of the line (log4j's `%m (%c)`)."""
+    """`msg (logger)` or `msg (logger:line)` -> (msg, logger). The message may itself
+    contain parentheses, so the logger is the last `(...)` at the end of the line (log4j's
+    `%m (%c)`, or `%m (%c:%L)` with the caller's line number as Kafka's own test
+    `log4j.properties` and `connect-log4j.properties` write it)."""
     rest = rest.rstrip()
     if rest.endswith(")"):
         i = rest.rfind(" (")
-        if i >= 0 and _LOGGER.fullmatch(rest, i + 2, len(rest) - 1):
-            return rest[:i], rest[i + 2 : -1], False
-    # `... (state.change.l` : a hard wrap inside the logger name.
+        m = _LOGGER_AT_LINE.fullmatch(rest, i + 2, len(rest) - 1) if i >= 0 else None
+        if m is not None:
+            return rest[:i], m.group("logger"), False
+    # `... (state.change.l` or `... (kafka.controller.KafkaController:6`: a hard wrap inside
+    # the logger name or its line number.
     i = rest.rfind(" (")
-    if i >= 0 and _LOGGER.fullmatch(rest, i + 2) and "." in rest[i + 2 :]:
+    if i >= 0 and _LOGGER_CUT.fullmatch(rest, i + 2) and "." in rest[i + 2 :]:
         return rest[:i], None, True
     return rest, None, False
 

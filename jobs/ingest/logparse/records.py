@@ -59,6 +59,11 @@ def classify(env: envelope.Envelope, conts: list[str]) -> tuple[str, str, list[F
         idents.CONTROLLER, idents.BROKER)
     if not related:
         return IGNORED, observed_by, [], None
+    if env.logger is None:
+        # Every layout Kafka ships names the logger: a controller line whose logger cannot be
+        # read is in a layout we do not know, and whatever the message seems to say (a
+        # `(logger:66)` left in it reads as broker 66) is not used.
+        return UNPARSED, observed_by, [], "the logger of this controller line cannot be read"
     facts = patterns.extract(body, ident)
     if facts is not None:
         if not facts:
@@ -77,7 +82,7 @@ def classify(env: envelope.Envelope, conts: list[str]) -> tuple[str, str, list[F
 # A line whose layout no envelope knows but which carries a controller logger or logIdent:
 # it is reported, never swallowed as the continuation of the record before it.
 _CONTROLLER_MARK = re.compile(
-    r"\((?:state\.change\.logger|kafka\.controller\.[A-Za-z0-9_.$]+)\)|"
+    r"\((?:state\.change\.logger|kafka\.controller\.[A-Za-z0-9_.$]+)(?::\d+)?\)|"
     r"\[(?:Controller id=\d+|Broker id=\d+)[\] ]"
 )
 

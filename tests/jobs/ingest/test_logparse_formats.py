@@ -218,6 +218,10 @@ MSG = "[Controller id=1 epoch=2] Changed partition t-0 state from NewPartition t
     f"2023/10/01 14:41:35.289 [state.change.logger] {MSG}",
     f"TRACE {MSG} (state.change.logger)",
     f"2023-10-01 14:41:35,289 TRACE {MSG} (state.change.logger) [controller-event-thread]",
+    # log4j's `%c:%L` (Kafka's test log4j.properties, connect-log4j.properties)
+    f"[2023-10-01 14:41:35,289] TRACE {MSG} (state.change.logger:76)",
+    f"2023-10-01 14:41:35,289 TRACE {MSG} (state.change.logger:76) [controller-event-thread]",
+    f"TRACE {MSG} (state.change.logger:76)",
 ])
 def test_envelopes(line: str) -> None:
     env = envelope.split(line)
@@ -310,6 +314,38 @@ def test_controller_line_in_unknown_layout_is_reported(tmp_path: Path) -> None:
     assert (s.lines_read, s.lines_informational, s.lines_unparsed) == (4, 3, 1)
     (u,) = r.unparsed
     assert (u.line, u.reason) == (3, "controller line in an unknown layout")
+
+
+def test_logger_with_line_number_is_read_and_no_phantom_broker(tmp_path: Path) -> None:
+    """`(kafka.controller.KafkaController:66)`: the logger and its line number are the
+    envelope, not the message (else `:66` reads as a broker 66 of the failover)."""
+    p = tmp_path / "controller.log"
+    p.write_text(
+        "[2024-01-01 10:00:00,123] INFO [Controller id=0] 0 successfully elected as the "
+        "controller. Epoch incremented to 1 and epoch zk version is now 1 "
+        "(kafka.controller.KafkaController:66)\n"
+        "[2024-01-01 10:00:00,130] INFO [Controller id=0] Currently active brokers in the "
+        "cluster: Set(0, 1) (kafka.controller.KafkaController:66)\n")
+    r = pipeline.ingest([str(p)])
+    _clean(r)
+    assert [(e.event_type, e.broker_id, e.brokers) for e in r.events] == [
+        ("ControllerFailover", 0, (0, 1))]
+    env = envelope.split("[2024-01-01 10:00:00,123] INFO m (kafka.controller.KafkaController"
+                         ":66)")
+    assert env is not None and (env.msg, env.logger) == ("m", "kafka.controller.KafkaController")
+
+
+def test_controller_line_whose_logger_cannot_be_read_is_unparsed(tmp_path: Path) -> None:
+    """A layout no envelope knows (here a `(logger@line)` suffix) must not produce data."""
+    p = tmp_path / "controller.log"
+    p.write_text(
+        "[2024-01-01 10:00:00,123] INFO [Controller id=0] 0 successfully elected as the "
+        "controller. Epoch incremented to 1 and epoch zk version is now 1 "
+        "(kafka.controller.KafkaController@66)\n")
+    r = pipeline.ingest([str(p)])
+    assert r.events == [] and r.observations == []
+    (u,) = r.unparsed
+    assert u.reason == "the logger of this controller line cannot be read"
 
 
 def test_isr_without_brackets() -> None:
