@@ -12,10 +12,16 @@ from __future__ import annotations
 
 from jobs.ingest.logparse.catalogue import TEMPLATES
 
-# Thread lifecycle lines of the controller's threads (kafka.utils.ShutdownableThread, whose
-# lines carry the thread's logger), and a few call sites the catalogue's extraction missed.
+# Thread lifecycle lines of the controller's threads (RequestSendThread,
+# ControllerEventThread: Kafka's ShutdownableThread, `kafka.utils.ShutdownableThread` up to
+# 3.4 and `org.apache.kafka.server.util.ShutdownableThread` after, whose lines carry the
+# thread's logger: `Starting`, `Shutting down`, the TRACE `shutdownInitiated latch count
+# reached zero. Shutdown called.` (2.0+), `Stopped`, `Shutdown completed`, and `Error due
+# to` before the exception's stack trace), and a few call sites the catalogue's extraction
+# missed.
 EXTRA = (
     "Starting", "Stopped", "Stopping", "Shutting down", "Shutdown completed",
+    "shutdownInitiated latch count reached zero. Shutdown called.", "Error due to",
     "Stopped ", "Starting up.", "Startup complete.", "Shutting down.", "Shut down completely",
 )
 

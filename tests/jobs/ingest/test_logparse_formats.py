@@ -348,6 +348,27 @@ def test_controller_line_whose_logger_cannot_be_read_is_unparsed(tmp_path: Path)
     assert u.reason == "the logger of this controller line cannot be read"
 
 
+def test_shutdownable_thread_lines_are_known(tmp_path: Path) -> None:
+    """Every line of Kafka's ShutdownableThread (`kafka.utils.ShutdownableThread` up to 3.4,
+    `org.apache.kafka.server.util.ShutdownableThread` after), under the controller's threads'
+    loggers: used, carrying nothing to replay."""
+    ident = "[RequestSendThread controllerId=0] "
+    logger = "(kafka.controller.RequestSendThread)"
+    lines = [f"[2024-01-01 10:00:00,{k:03d}] {level} {ident}{msg} {logger}" for k, (level, msg)
+             in enumerate([
+                 ("INFO", "Starting"), ("INFO", "Shutting down"),
+                 ("TRACE", "shutdownInitiated latch count reached zero. Shutdown called."),
+                 ("INFO", "Stopped"), ("INFO", "Shutdown completed"),
+                 ("ERROR", "Error due to")])]
+    lines.append("java.lang.InterruptedException")
+    p = tmp_path / "controller.log"
+    p.write_text("\n".join(lines) + "\n")
+    r = pipeline.ingest([str(p)])
+    _clean(r)
+    assert (r.summary[0].lines_read, r.summary[0].lines_informational) == (7, 7)
+    assert r.events == [] and r.observations == []
+
+
 def test_isr_without_brackets() -> None:
     assert values.leadership("PartitionState(controllerEpoch=1, leader=2, leaderEpoch=3, "
                              "isr=2,1, zkVersion=4, replicas=2,1)")[:4] == (2, 3, (2, 1), 4)
