@@ -34,6 +34,9 @@ _CONTROLLER_EXCEPTION = re.compile(
     r"java\.lang\.IllegalStateException: (?:Replica|Partition) )"
 )
 _MAX_WRAP_JOIN = 3
+# log4j 1.x's JMX registration of a logger (`AbstractDynamicMBean.preRegister`), written
+# under the logger being registered (`state.change.logger` too): log4j's, not Kafka's.
+_LOG4J_JMX = re.compile(r"preRegister called\. Server=\S*, name=log4j:")
 
 
 class Record(NamedTuple):
@@ -50,6 +53,8 @@ class Record(NamedTuple):
 def classify(env: envelope.Envelope, conts: list[str]) -> tuple[str, str, list[Fact], str | None]:
     """(status, observed_by, facts, reason) of one record."""
     msg = env.msg
+    if _LOG4J_JMX.match(msg):
+        return IGNORED, idents.CONTROLLER, [], None
     if (env.logger is not None and not idents.is_controller_logger(env.logger)
             and not msg.startswith(("[Controller", "[Broker id="))):
         return IGNORED, idents.CONTROLLER, [], None  # another logger: the common fast path

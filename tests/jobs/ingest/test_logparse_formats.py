@@ -369,6 +369,19 @@ def test_shutdownable_thread_lines_are_known(tmp_path: Path) -> None:
     assert r.events == [] and r.observations == []
 
 
+@pytest.mark.parametrize("logger", ["state.change.logger", "kafka.controller"])
+def test_log4j_jmx_registration_is_ignored(tmp_path: Path, logger: str) -> None:
+    """log4j 1.x registers an MBean per logger and its `AbstractDynamicMBean.preRegister`
+    logs under the very logger it registers: not Kafka output, ignored under every logger."""
+    p = tmp_path / "state-change.log"
+    p.write_text(f"[2024-01-01 10:00:00,001] DEBUG preRegister called. "
+                 f"Server=com.sun.jmx.mbeanserver.JmxMBeanServer@1234, name=log4j:logger={logger}"
+                 f" ({logger})\n")
+    r = pipeline.ingest([str(p)])
+    _clean(r)
+    assert (r.summary[0].lines_read, r.summary[0].lines_ignored) == (1, 1)
+
+
 def test_isr_without_brackets() -> None:
     assert values.leadership("PartitionState(controllerEpoch=1, leader=2, leaderEpoch=3, "
                              "isr=2,1, zkVersion=4, replicas=2,1)")[:4] == (2, 3, (2, 1), 4)
