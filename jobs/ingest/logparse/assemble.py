@@ -13,6 +13,11 @@ sequential because one controller event is often logged over several lines:
 * a BrokerChange: `Newly added brokers: ..., deleted brokers: ...` is the event; the
   `New broker startup callback for` / `Broker failure callback for` lines that follow
   belong to it. A callback with no BrokerChange line before it is the event itself.
+  Up to 0.10.2, `Error while handling broker changes` right after it means the handler
+  threw: Kafka had updated its live brokers but not run the callbacks whose line is
+  missing (`ReplicaStateMachine.BrokerChangeListener`), so their BrokerStartup /
+  BrokerFailure events are withdrawn and the failure is kept as a `broker_change_failed`
+  observation (docs/ingest-compare.md).
 * a topic creation: `New topics: ...` / `New partitions to be added ...` is the event; the
   state-change `NonExistentPartition -> NewPartition with assigned replicas` lines that
   follow belong to it. Without such a line (a state-change.log alone), those transitions
@@ -38,7 +43,8 @@ from schemas import event_types as ET
 from statemachine.events import Event
 
 _BROKER_CHANGE_KINDS = frozenset(
-    {"broker_change", "broker_up", "broker_down", "startup_callback", "failure_callback"})
+    {"broker_change", "broker_up", "broker_down", "startup_callback", "failure_callback",
+     "broker_change_failed"})
 _FAILOVER_KINDS = frozenset({"failover", "failover_epoch", "failover_brokers", "failover_ready"})
 NEW = "NewPartition"
 NONEXISTENT = "NonExistentPartition"
@@ -90,6 +96,7 @@ class _OpenBrokerChange:
 
     up: set[int | None] = field(default_factory=set)
     down: set[int | None] = field(default_factory=set)
+    emitted: list[int] = field(default_factory=list)  # its events' indexes in `events`
 
 
 class Assembler:
@@ -215,10 +222,14 @@ class Assembler:
         if k == "broker_change":
             self._bc[cid] = _OpenBrokerChange()
             return
+        if k == "broker_change_failed":
+            self._withdraw_failed_change(self._bc.pop(cid, None))
+            return
         if k in ("broker_up", "broker_down"):
             et = ET.BROKER_STARTUP if k == "broker_up" else ET.BROKER_FAILURE
             self._emit(loc, ts, et, broker_id=f.broker_id)
             bc = self._bc.setdefault(cid, _OpenBrokerChange())
+            bc.emitted.append(len(self.events) - 1)
             if k == "broker_up":
                 bc.up.add(f.broker_id)
                 if f.detail == "bounced":
@@ -235,6 +246,33 @@ class Assembler:
             return
         et = ET.BROKER_STARTUP if k == "startup_callback" else ET.BROKER_FAILURE
         self._emit(loc, ts, et, broker_id=f.broker_id)
+
+    def _withdraw_failed_change(self, bc: _OpenBrokerChange | None) -> None:
+        """The BrokerChange handler threw: withdraw the events of the brokers whose callback
+        Kafka did not log (it never ran it). Observations placed at a withdrawn seq move to
+        the event before it, and a withdrawn last seq is given again, so that seqs stay
+        contiguous and the Spark job (which places observations after its events) agrees."""
+        if bc is None:
+            return
+        pending = {ET.BROKER_STARTUP: bc.up, ET.BROKER_FAILURE: bc.down}
+        gone = {i for i in bc.emitted if self.events[i].broker_id in pending.get(
+            self.events[i].event_type, set())}
+        if not gone:
+            return
+        gone_seqs = {self.events[i].seq for i in gone}
+        self.events = [e for i, e in enumerate(self.events) if i not in gone]
+        for open_ in self._failover.values():
+            open_.index -= sum(1 for i in gone if i < open_.index)
+        gone_seqs -= {e.seq for e in self.events}
+        if not gone_seqs:
+            return
+        before = {s: max((e.seq for e in self.events if e.seq < s), default=0)
+                  for s in gone_seqs}
+        self.observations = [o._replace(seq=before[o.seq]) if o.seq in before else o
+                             for o in self.observations]
+        if self.seq in gone_seqs:
+            self.seq = before[self.seq]
+            self._record, self._record_seq = None, self.seq
 
     def _failover_fact(self, loc: Located, f: Fact, ts: int) -> None:
         cid = f.controller_id

@@ -8,7 +8,8 @@ event facts     failover, failover_epoch, failover_brokers, failover_ready, brok
                 broker_up, broker_down, startup_callback, failure_callback,
                 controlled_shutdown, new_partition, deletion_start, deletion_done,
                 stop_replica_response, replica_deleted, reassign_start, reassign_update,
-                isr_update, election_start, unclean_enabled
+                isr_update, election_start, unclean_enabled, broker_change_failed
+                (also kept as an observation: the BrokerChange handler threw)
 observations    partition_transition, replica_transition, isr_shrink, leader_elected,
                 leader_epoch_updated, reassignment_leader, leader_and_isr_request,
                 leader_and_isr_summary, update_metadata_request, update_metadata_summary,
@@ -29,7 +30,7 @@ EVENT_KINDS = frozenset({
     "broker_up", "broker_down", "startup_callback", "failure_callback", "controlled_shutdown",
     "new_partition", "deletion_start", "deletion_done", "stop_replica_response",
     "replica_deleted", "reassign_start", "reassign_update", "isr_update", "election_start",
-    "unclean_enabled",
+    "unclean_enabled", "broker_change_failed",
 })
 # Observations a broker writes about a request it received (old versions have no
 # `[Broker id=B]` prefix, so the kind says who wrote the line).
@@ -38,7 +39,7 @@ BROKER_SIDE_KINDS = frozenset({
     "broker_follower_start",
 })
 # Event facts that are also worth keeping as observations of state.
-OBSERVED_EVENT_KINDS = frozenset({"isr_update", "failover_brokers"})
+OBSERVED_EVENT_KINDS = frozenset({"isr_update", "failover_brokers", "broker_change_failed"})
 
 
 class Fact(NamedTuple):

@@ -401,6 +401,13 @@ def _broker_change(m: re.Match[str], i: Ident) -> list[Fact]:
     return out
 
 
+@_p(r"^Error while handling broker changes$")
+def _broker_change_failed(m: re.Match[str], i: Ident) -> list[Fact]:
+    # 0.8.2-0.10.2 BrokerChangeListener: the handler threw (the exception follows as
+    # continuation lines, kept as `detail`); `assemble.py` withdraws what it did not do.
+    return [Fact("broker_change_failed", controller_id=i.controller_id, valid=False)]
+
+
 @_p(r"^New broker startup callback for (?P<bs>.*)$")
 def _startup_cb(m: re.Match[str], i: Ident) -> list[Fact]:
     return [Fact("startup_callback", broker_id=b, controller_id=i.controller_id)

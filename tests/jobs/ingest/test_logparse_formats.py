@@ -382,6 +382,29 @@ def test_log4j_jmx_registration_is_ignored(tmp_path: Path, logger: str) -> None:
     assert (r.summary[0].lines_read, r.summary[0].lines_ignored) == (1, 1)
 
 
+def test_failed_broker_change_is_not_replayed_as_completed() -> None:
+    """0.10.2 `BrokerChangeListener`: `controllerContext.liveBrokers` is set, then
+    `ControllerChannelManager.addBroker` throws `BrokerEndPointNotAvailableException`, so
+    `onBrokerStartup(1010)` never runs: no BrokerStartup event for 1010, the failure kept as
+    an observation (with the exception); the next change is whole again."""
+    r = pipeline.ingest([str(FIX / "broker-change-failed.log")], assume_controller=1011,
+                        assume_live=(1011,))
+    _clean(r)
+    assert [(e.seq, e.event_type, e.broker_id, e.source) for e in r.events] == [
+        (0, "ControllerFailover", 1011, "assumed:--assume-live"),
+        (1, "BrokerStartup", 1012, "broker-change-failed.log:10"),
+        (1, "BrokerFailure", 1010, "broker-change-failed.log:10"),
+    ]
+    assert [(o.seq, o.kind, o.brokers, o.valid, o.source) for o in r.observations] == [
+        (0, "live_brokers", (1010, 1011), None, "broker-change-failed.log:2"),
+        (0, "broker_change_failed", None, False, "broker-change-failed.log:3"),
+        (1, "live_brokers", (1011, 1012), None, "broker-change-failed.log:10"),
+    ]
+    assert r.observations[1].detail == (
+        "kafka.common.BrokerEndPointNotAvailableException: End point with security protocol "
+        "PLAINTEXT not found for broker 1010")
+
+
 def test_isr_without_brackets() -> None:
     assert values.leadership("PartitionState(controllerEpoch=1, leader=2, leaderEpoch=3, "
                              "isr=2,1, zkVersion=4, replicas=2,1)")[:4] == (2, 3, (2, 1), 4)
