@@ -7,6 +7,7 @@ The stages, in the order a run goes through them (`job.py` strings them together
     timeline.py   the cluster timeline: broker and controller events, folded on the driver
     keying.py     validate each row (quarantine reason) and key it by (cluster, bucket)
     pack.py       pack each input batch's rows into one payload per group
+    query.py      the streaming query: pack, group, replay with state, sink (availableNow)
     group.py      the function `applyInPandasWithState` runs per group: fold through the core
     runs.py       a group too large for memory, sorted on disk and folded in pieces
     codec.py      a group's output rows <-> compressed Arrow payloads

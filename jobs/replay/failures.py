@@ -9,12 +9,11 @@ whose footer is intact but whose data pages are not, which only Spark's read fin
 
 from __future__ import annotations
 
-import os
 import re
 
 from pyspark.sql import SparkSession
 
-from jobs.common.paths import scheme_of
+from jobs.common.paths import arrow_filesystem, scheme_of
 from jobs.common.tables import delete_path, hadoop_status, write_text
 
 # Spark's and Parquet's words for a data file it could not decode.
@@ -32,8 +31,9 @@ def nested_problem(events: str, out: str, checkpoint: str | None) -> str | None:
     compared as written)."""
     def norm(path: str) -> str:
         if scheme_of(path) in ("", "file"):
-            local = re.sub(r"^file:(//)?", "", path)
-            return os.path.abspath(local).rstrip("/") + "/"
+            resolved = arrow_filesystem(path)  # a local path, as Hadoop reads it
+            assert resolved is not None
+            return resolved[1].rstrip("/") + "/"
         return path.rstrip("/") + "/"
 
     root = norm(events)

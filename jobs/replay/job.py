@@ -58,13 +58,12 @@ from jobs.replay.history import (
 )
 from jobs.replay.keying import key_events, key_wake_rows
 from jobs.replay.ledger import ClusterCounts, RunLedger
-from jobs.replay.pack import pack
 from jobs.replay.rollup import offline_rollup, period_starts
 from jobs.replay.sink import BatchSink
 from jobs.replay.source import EventSchemaError, NeedsSpark, check_event_files, stream_events
 from jobs.replay.summary import print_summary, summary_batches
 from jobs.replay.timeline import LogScan, build_timelines, horizon, timeline_rows
-from schemas.state import PACKED_SCHEMA, STATE_SCHEMA, TAGGED_SCHEMA, WAKE_SCHEMA
+from schemas.state import WAKE_SCHEMA
 from schemas.tables import TIMELINE_TABLES
 from statemachine.cluster import ClusterTimeline
 from statemachine.context import ReplayConfig
@@ -276,9 +275,8 @@ def start_query(spark: SparkSession, s: Settings, timeline: TimelineStage,
                 sink: BatchSink) -> StreamingQuery:
     """The streaming query: new event rows (and this run's wake rows) -> keyed -> packed ->
     replayed per (cluster, bucket) -> `sink`."""
-    from pyspark.sql.streaming.state import GroupStateTimeout
-
     from jobs.replay.group import make_replay_fn
+    from jobs.replay.query import start_replay_query
 
     rows = key_events(stream_events(spark, s.events, s.max_file_age), s.buckets)
     if timeline.timelines:
@@ -286,17 +284,8 @@ def start_query(spark: SparkSession, s: Settings, timeline: TimelineStage,
             .parquet(s.under_checkpoint("wake"))
         rows = rows.unionByName(key_wake_rows(wake))
     replay_fn = make_replay_fn(timeline.timelines, s.config, timeline.applied_through)
-    tagged = rows.mapInArrow(pack, PACKED_SCHEMA).groupBy("cluster", "bucket") \
-        .applyInPandasWithState(replay_fn, TAGGED_SCHEMA, STATE_SCHEMA, "append",
-                                GroupStateTimeout.NoTimeout)
-    return (
-        tagged.writeStream.outputMode("append")
-        .foreachBatch(sink)
-        .option("checkpointLocation", s.under_checkpoint("query"))
-        .trigger(availableNow=True)
-        .queryName(f"replay-{s.run_id}")
-        .start()
-    )
+    return start_replay_query(rows, replay_fn, sink, s.under_checkpoint("query"),
+                              f"replay-{s.run_id}")
 
 
 def stream_stage(spark: SparkSession, s: Settings, timeline: TimelineStage,

@@ -15,14 +15,13 @@ from datetime import UTC, datetime
 
 import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
-from pyspark.sql.streaming.state import GroupStateTimeout
 
 from jobs.common.tables import ensure_run_partitions, write_arrow
 from jobs.replay.codec import rows_to_record_batch
 from jobs.replay.group import make_replay_fn
 from jobs.replay.keying import key_events, key_wake_rows
 from jobs.replay.ledger import RunLedger
-from jobs.replay.pack import pack
+from jobs.replay.query import start_replay_query
 from jobs.replay.rollup import offline_rollup
 from jobs.replay.sink import BatchSink
 from jobs.replay.source import read_events, stream_events
@@ -37,7 +36,7 @@ from jobs.whatif.edits import (
 )
 from jobs.whatif.plan import VariantPlan
 from schemas.events import EVENT_SCHEMA
-from schemas.state import PACKED_SCHEMA, STATE_SCHEMA, TAGGED_SCHEMA, WAKE_SCHEMA
+from schemas.state import WAKE_SCHEMA
 from schemas.tables import TIMELINE_TABLES
 from statemachine.cluster import ClusterTimeline
 
@@ -88,19 +87,16 @@ def replay_variants(spark: SparkSession, events_dir: str, run_id: str, buckets: 
         rows = rows.unionByName(key_wake_rows(wake))
     replay_fn = make_replay_fn(timelines, plans[0].config,
                                configs=variant_configs(plans, clusters))
-    tagged = rows.mapInArrow(pack, PACKED_SCHEMA).groupBy("cluster", "bucket") \
-        .applyInPandasWithState(replay_fn, TAGGED_SCHEMA, STATE_SCHEMA, "append",
-                                GroupStateTimeout.NoTimeout)
     ledger = RunLedger(spark, checkpoint, run_id).load()
     sink = BatchSink(staging, run_id, buckets, ledger, log)
-    tagged.writeStream.outputMode("append").foreachBatch(sink) \
-        .option("checkpointLocation", f"{checkpoint}/query") \
-        .trigger(availableNow=True).queryName(f"whatif-{run_id}").start().awaitTermination()
+    start_replay_query(rows, replay_fn, sink, f"{checkpoint}/query",
+                       f"whatif-{run_id}").awaitTermination()
     ensure_run_partitions(spark, staging, run_id)
+    counts = ledger.totals()
     # Each variant is a whole log replayed afresh: its period is the whole log.
     rollups = offline_rollup(spark, staging, run_id, {},
-                             {c: v.last_ts for c, v in ledger.totals().items()})
-    summary = summary_batches(ledger.totals(), rollups, len(ledger.records), run_id, buckets,
+                             {c: v.last_ts for c, v in counts.items()})
+    summary = summary_batches(counts, rollups, len(ledger.records), run_id, buckets,
                               started_at, datetime.now(UTC), {})
     write_arrow(spark, summary, staging, "run_summary", run_id)
     return staging
