@@ -118,7 +118,7 @@ def _failure(ctx: ControllerContext, brokers: Ints) -> None:
     # Partitions led by a shutting-down broker lose their leader here too (they are in
     # partitionsWithOfflineLeader), so wake the topics of shutting-down brokers as well.
     for topic in ctx.topics_on((*brokers, *sorted(ctx.shutting_down))):
-        on_replicas_become_offline(ctx, topic, _hosted(topic, brokers))
+        on_replicas_become_offline(ctx, topic, _hosted(topic, brokers), brokers)
 
 
 def on_broker_startup(ctx: ControllerContext, topic: Topic, new: Ints) -> None:
@@ -140,9 +140,10 @@ def on_broker_startup(ctx: ControllerContext, topic: Topic, new: Ints) -> None:
 
 
 def on_replicas_become_offline(ctx: ControllerContext, topic: Topic,
-                               replicas: Sequence[Replica]) -> None:
+                               replicas: Sequence[Replica], failed: Ints = ()) -> None:
     """`KafkaController.onReplicasBecomeOffline` for the replicas of one topic on the
-    failed brokers."""
+    `failed` brokers (Kafka's one OfflineReplica call spans all their replicas: its
+    groupBy order is that of all of them)."""
     live = ctx.live
     hosted = {p.partition for p, _ in replicas}
     offline_leader = [
@@ -154,7 +155,7 @@ def on_replicas_become_offline(ctx: ControllerContext, topic: Topic,
         handle_partition_changes(ctx, topic, offline_leader, P.OfflinePartition)
         woken = list(dict.fromkeys([*offline_leader, *(p for p, _ in replicas)]))
         trigger_online(ctx, topic, woken)
-        handle_replica_changes(ctx, topic, replicas, R.OfflineReplica)
+        handle_replica_changes(ctx, topic, replicas, R.OfflineReplica, failed)
     else:
         deletion.fail_replica_deletion(ctx, topic, replicas)
 

@@ -1,11 +1,11 @@
 """`ZkReplicaStateMachine.handleStateChanges` for replicas of one topic (Kafka 3.7.1,
 `ReplicaStateMachine.scala`).
 
-One call is one request batch. Replicas are grouped by broker and the groups run in
-ascending broker id. Kafka iterates the Scala `HashMap` that `groupBy` builds here, so when
-several brokers leave one ISR in one call, which member survives as the last one follows
-Kafka's hash order; ascending id is the replay's deterministic choice (a known deviation,
-see docs/core.md).
+One call is one request batch. Replicas are grouped by broker (`replicas.groupBy(_.replica)`)
+and the groups run in the order the Scala library iterates that map
+(`statemachine.scala_order`, for `ReplayConfig.scala_binary`): when several brokers leave
+one ISR in one call, which member survives as the last one follows that order, and so does
+the content of the batch's LeaderAndIsr requests.
 """
 
 from __future__ import annotations
@@ -15,6 +15,8 @@ from collections.abc import Sequence
 from statemachine.context import ControllerContext
 from statemachine.model import NO_LEADER, Part, Topic
 from statemachine.requests import RequestBatch
+from statemachine.rows import Ints
+from statemachine.scala_order import group_by_order
 from statemachine.states import REPLICA_NAMES, REPLICA_VALID_PREVIOUS, ReplicaState
 
 R = ReplicaState
@@ -25,7 +27,10 @@ Replica = tuple[Part, int]  # (partition, broker id)
 
 
 def handle_replica_changes(ctx: ControllerContext, topic: Topic, replicas: Sequence[Replica],
-                           target: ReplicaState) -> None:
+                           target: ReplicaState, call_brokers: Ints = ()) -> None:
+    """`call_brokers`: the brokers of Kafka's whole call when it spans more topics than
+    this one (a broker change's failed brokers); the groupBy's order depends on every key
+    of the map, not only on this topic's. Empty: the call is `replicas` alone."""
     if not replicas:
         return
     batch = RequestBatch(ctx, topic)
@@ -33,7 +38,7 @@ def handle_replica_changes(ctx: ControllerContext, topic: Topic, replicas: Seque
     for part, b in replicas:
         by_broker.setdefault(b, []).append(part)
     valid_previous = REPLICA_VALID_PREVIOUS[target]
-    for b in sorted(by_broker):
+    for b in _broker_order(ctx, tuple(by_broker), call_brokers):
         valid: list[Part] = []
         for part in by_broker[b]:
             current = part.replica_states.get(b)
@@ -48,6 +53,14 @@ def handle_replica_changes(ctx: ControllerContext, topic: Topic, replicas: Seque
         if valid:
             _TRANSITIONS[target](ctx, topic, batch, valid, b)
     batch.send()
+
+
+def _broker_order(ctx: ControllerContext, keys: Ints, call_brokers: Ints) -> Ints:
+    """This call's brokers in the order Kafka's groupBy visits them."""
+    if not call_brokers:
+        return group_by_order(keys, ctx.config.scala_binary)
+    order = group_by_order(tuple(dict.fromkeys((*call_brokers, *keys))), ctx.config.scala_binary)
+    return tuple(b for b in order if b in keys)
 
 
 def _invalid(ctx: ControllerContext, topic: Topic, part: Part, b: int, current: int,
