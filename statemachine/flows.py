@@ -129,7 +129,8 @@ def on_broker_startup(ctx: ControllerContext, topic: Topic, new: Ints) -> None:
     if not replicas:
         return
     parts = list(dict.fromkeys(p for p, _ in replicas))
-    handle_replica_changes(ctx, topic, replicas, R.OnlineReplica)
+    # One OnlineReplica call for the replicas on all new brokers: their groupBy order.
+    handle_replica_changes(ctx, topic, replicas, R.OnlineReplica, new)
     trigger_online(ctx, topic, parts)
     for part in parts:
         if part.being_reassigned and any(r in new for r in part.target_replicas):

@@ -96,7 +96,7 @@ def immutable_hash_order(keys: Iterable[int], scala_binary: str) -> tuple[int, .
     return tuple(sorted(distinct, key=chunks))
 
 
-def _byteswap32(v: int) -> int:
+def byteswap32(v: int) -> int:
     """`scala.util.hashing.byteswap32`."""
     hc = (v * 0x9E3775CD) & _MASK
     hc = int.from_bytes(hc.to_bytes(4, "little"), "big")  # Integer.reverseBytes
@@ -105,7 +105,7 @@ def _byteswap32(v: int) -> int:
 
 def table_index(key: int, table_size: int) -> int:
     """`HashTable.index` (2.11/2.12) of `key` in a table of `table_size` buckets."""
-    i = _byteswap32(key & _MASK)
+    i = byteswap32(key & _MASK)
     rotated = ((i >> _TABLE_SEED) | (i << (_HASH_BITS - _TABLE_SEED))) & _MASK
     return rotated >> (_HASH_BITS - (table_size.bit_length() - 1))
 
