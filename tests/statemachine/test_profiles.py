@@ -176,7 +176,7 @@ def _reassign_log() -> tuple[Log, int]:
 
 
 def test_reassignment_before_2_4_starts_with_isnew_false_to_oar_plus_rar() -> None:
-    """KafkaController.scala at 2.0.0, lines 515-531: AR becomes (RAR ++ OAR) (step 1), one
+    """KafkaController.scala at 2.0.0, lines 515-530: AR becomes (RAR ++ OAR) (step 1), one
     LeaderAndIsr with isNew=false goes to every replica of it (step 2,
     `updateLeaderEpochAndSendRequest`, line 800), then RAR - OAR move to NewReplica one by
     one (step 3), each with its own isNew=true LeaderAndIsr."""
@@ -199,7 +199,7 @@ def test_reassignment_from_2_4_sends_isnew_true_to_the_adding_replicas() -> None
 
 
 def test_reassignment_before_2_4_completes_with_the_twelve_steps() -> None:
-    """KafkaController.scala at 2.0.0, lines 532-555: every RAR replica goes Online (step 5),
+    """KafkaController.scala at 2.0.0, lines 531-552: every RAR replica goes Online (step 5),
     the leader A, not in RAR, is re-elected from RAR (step 7), OAR - RAR are stopped and
     removed (steps 8-9), AR = RAR."""
     log, _ = _reassign_log()
@@ -212,7 +212,7 @@ def test_reassignment_before_2_4_completes_with_the_twelve_steps() -> None:
 
 
 def test_retarget_before_2_4_keeps_the_first_targets_until_completion() -> None:
-    """KafkaController.scala at 2.0.0, lines 520-522: a new znode target RAR2 extends AR to
+    """KafkaController.scala at 2.0.0, line 521: a new znode target RAR2 extends AR to
     (RAR2 ++ AR), nothing is stopped; from 2.4 (`maybeBuildReassignment` starts from the
     origin) replica C, which left the target, is stopped at once."""
     for version, kept in (("2.0", True), ("2.4", False)):
@@ -253,7 +253,7 @@ def test_stale_leader_epoch(version: str, accepted: bool) -> None:
 def test_ahead_epoch_and_dead_isr_member(version: str, accepted: bool) -> None:
     """KafkaController.scala at 3.3.1, lines 2338-2344 (an ahead epoch: NOT_CONTROLLER) and
     2376-2383 (non-live ISR members: INELIGIBLE_REPLICA, KIP-841); at 3.2.0, lines
-    2360-2370, only a lower epoch is fenced."""
+    2366-2368, only a lower epoch is fenced."""
     for epoch, isr in ((5, [A]), (1, [A, B, C])):
         _, out = replay_log(_isr_log(epoch, isr), _cfg(version))
         assert (final(out, "t", 0).isr == tuple(isr)) is accepted, (epoch, isr)
