@@ -216,7 +216,10 @@ def on_controller_failover(ctx: ControllerContext, topic: Topic) -> None:
                            REPLICA_NAMES[old.get(r, R.NonExistentReplica)], state.name, True,
                            "initialized by controller failover")
     handle_replica_changes(ctx, topic, online, R.OnlineReplica)
-    handle_replica_changes(ctx, topic, offline, R.OfflineReplica)
+    if ctx.config.profile.failover_offline_transition:
+        # Version note: from 2.3 (KAFKA-3143); before, dead replicas keep their leadership
+        # and ISR membership in ZK until their broker changes again.
+        handle_replica_changes(ctx, topic, offline, R.OfflineReplica)
     # PartitionStateMachine.startup (initializePartitionState).
     for part in parts:
         if part.has_leadership:
@@ -320,7 +323,10 @@ def _isr_changed(ctx: ControllerContext, e: Event) -> None:
     if isr != part.isr:
         part.isr = isr
         part.zk_version += 1
-        part.written(ctx.epoch)
+        if ctx.config.profile.alter_isr:
+            part.written(ctx.epoch)
+        # Version note: before 2.7 the leader wrote ZK itself, with the controller epoch of
+        # its last LeaderAndIsr: the stored epochs are left as they were.
         if len(isr) > 1:
             part.recovering = False  # a RECOVERING leader may only grow the ISR once done
     # The idempotent echo writes nothing and leaves the cache alone: Kafka refreshes the
@@ -334,9 +340,20 @@ def _isr_changed(ctx: ControllerContext, e: Event) -> None:
 def _alter_partition_error(ctx: ControllerContext, part: Part, isr: Ints, leader_epoch: int | None,
                            ) -> str | None:
     """The partition-level checks of AlterPartition (3.3+ order), None when accepted. An
-    ISR equal to the current one is accepted without a write (idempotent)."""
+    ISR equal to the current one is accepted without a write (idempotent).
+
+    Version note: before 2.7 (KIP-497) the leader wrote the ISR to ZK itself and the
+    controller only reloaded it (`IsrChangeNotification`): nothing is checked. From 2.7 to
+    3.2 AlterIsr fences a stale leader epoch only; KIP-841 (3.3) adds the rest."""
     if not part.has_leadership:
         return "UNKNOWN_TOPIC_OR_PARTITION: no leadership info"
+    profile = ctx.config.profile
+    if not profile.alter_isr:
+        return None
+    if not profile.alter_partition_kip841:
+        if leader_epoch is not None and leader_epoch < part.leader_epoch:
+            return f"FENCED_LEADER_EPOCH: leader epoch {leader_epoch} is behind {part.leader_epoch}"
+        return None
     if leader_epoch is not None and leader_epoch != part.leader_epoch:
         if leader_epoch > part.leader_epoch:
             return f"NOT_CONTROLLER: leader epoch {leader_epoch} is ahead of {part.leader_epoch}"

@@ -17,7 +17,12 @@ from statemachine.model import NO_LEADER, Part, Topic
 from statemachine.requests import RequestBatch
 from statemachine.rows import Ints
 from statemachine.scala_order import group_by_order
-from statemachine.states import REPLICA_NAMES, REPLICA_VALID_PREVIOUS, ReplicaState
+from statemachine.states import (
+    REPLICA_NAMES,
+    REPLICA_VALID_PREVIOUS,
+    REPLICA_VALID_PREVIOUS_BEFORE_2_3,
+    ReplicaState,
+)
 
 R = ReplicaState
 MACHINE = "replica"
@@ -37,7 +42,10 @@ def handle_replica_changes(ctx: ControllerContext, topic: Topic, replicas: Seque
     by_broker: dict[int, list[Part]] = {}
     for part, b in replicas:
         by_broker.setdefault(b, []).append(part)
-    valid_previous = REPLICA_VALID_PREVIOUS[target]
+    # Version note: the valid previous states of Ineligible before 2.3 (states.py).
+    table = (REPLICA_VALID_PREVIOUS if ctx.config.profile.ineligible_from_offline
+             else REPLICA_VALID_PREVIOUS_BEFORE_2_3)
+    valid_previous = table[target]
     for b in _broker_order(ctx, tuple(by_broker), call_brokers):
         valid: list[Part] = []
         for part in by_broker[b]:
@@ -49,7 +57,7 @@ def handle_replica_changes(ctx: ControllerContext, topic: Topic, replicas: Seque
             if current in valid_previous:
                 valid.append(part)
             else:
-                _invalid(ctx, topic, part, b, current, target)
+                _invalid(ctx, topic, part, b, current, target, valid_previous)
         if valid:
             _TRANSITIONS[target](ctx, topic, batch, valid, b)
     batch.send()
@@ -64,9 +72,9 @@ def _broker_order(ctx: ControllerContext, keys: Ints, call_brokers: Ints) -> Int
 
 
 def _invalid(ctx: ControllerContext, topic: Topic, part: Part, b: int, current: int,
-             target: ReplicaState) -> None:
+             target: ReplicaState, valid_previous: frozenset[ReplicaState]) -> None:
     reason = (f"Replica {b} for partition {topic.name}-{part.partition} should be in the "
-              f"{', '.join(s.name for s in sorted(REPLICA_VALID_PREVIOUS[target]))} states "
+              f"{', '.join(s.name for s in sorted(valid_previous))} states "
               f"before moving to {target.name} state. Instead it is in "
               f"{REPLICA_NAMES[current]} state")
     ctx.change(topic.name, part, b, MACHINE, REPLICA_NAMES[current], NAMES[target], False, reason)
@@ -145,7 +153,9 @@ def _to_offline(ctx: ControllerContext, topic: Topic, batch: RequestBatch, parts
                 batch.add_leader_and_isr(tuple(r for r in part.replicas if r != b), part,
                                          is_new=False)
         else:
-            batch.add_update_metadata(None)  # refreshes the broker list only (2.4+)
+            # Refreshes the broker list only, so no row comes of it. Version note: sent
+            # from 2.3 on (before, the state alone changed): no table differs.
+            batch.add_update_metadata(None)
         _set(ctx, topic, part, b, R.OfflineReplica)
 
 
