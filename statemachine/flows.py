@@ -32,7 +32,7 @@ from statemachine.partition_machine import (
 )
 from statemachine.replica_machine import Replica, handle_replica_changes
 from statemachine.requests import RequestBatch, send_update_metadata
-from statemachine.rows import Ints
+from statemachine.rows import APPLIED, Ints
 from statemachine.states import PARTITION_NAMES, REPLICA_NAMES, PartitionState, ReplicaState
 
 P = PartitionState
@@ -211,8 +211,8 @@ def on_controller_failover(ctx: ControllerContext, topic: Topic) -> None:
             (online if state == R.OnlineReplica else offline).append((part, r))
             if old.get(r) != state:
                 ctx.change(topic.name, part, r, "replica",
-                           REPLICA_NAMES[old.get(r, R.NonExistentReplica)], state.name, True,
-                           "initialized by controller failover")
+                           REPLICA_NAMES[old.get(r, R.NonExistentReplica)], state.name,
+                           APPLIED, "initialized by controller failover")
     handle_replica_changes(ctx, topic, online, R.OnlineReplica)
     handle_replica_changes(ctx, topic, offline, R.OfflineReplica)
     # PartitionStateMachine.startup (initializePartitionState).
@@ -223,7 +223,7 @@ def on_controller_failover(ctx: ControllerContext, topic: Topic) -> None:
             partition_state = P.NewPartition
         if partition_state != part.partition_state:
             ctx.change(topic.name, part, None, "partition", PARTITION_NAMES[part.partition_state],
-                       partition_state.name, True, "initialized by controller failover")
+                       partition_state.name, APPLIED, "initialized by controller failover")
             part.partition_state = partition_state
     trigger_online(ctx, topic, parts)
     # initializePartitionReassignments resumes every in-memory reassignment through
@@ -318,9 +318,9 @@ def _isr_changed(ctx: ControllerContext, e: Event) -> None:
     if isr != part.isr:
         part.isr = isr
         part.zk_version += 1
-        part.written(ctx.epoch)
         if len(isr) > 1:
-            part.recovering = False  # a RECOVERING leader may only grow the ISR once done
+            part.recovering = False
+        ctx.written(topic.name, part, "isr_change")  # a RECOVERING leader may only grow the ISR once done
     # The idempotent echo writes nothing and leaves the cache alone: Kafka refreshes the
     # cache only for the partitions it wrote (`updateLeaderAndIsrCache(successfulUpdates)`).
     ctx.touch(part)

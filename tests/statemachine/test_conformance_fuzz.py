@@ -200,6 +200,6 @@ def test_fuzz_reaches_the_interesting_paths() -> None:
         world = _world(seed)
         seen |= {f.kind for f in world.rows["findings"]}
         seen |= {"reassigned" for r in world.rows["state_changes"]
-                 if r.to_state == "NonExistentReplica" and r.valid}
+                 if r.to_state == "NonExistentReplica" and r.outcome == "applied"}
     assert {"topic_deleted", "unclean_leader_election", "reassigned",
             "election_failed"} <= seen, seen
