@@ -319,8 +319,8 @@ def _isr_changed(ctx: ControllerContext, e: Event) -> None:
         part.isr = isr
         part.zk_version += 1
         if len(isr) > 1:
-            part.recovering = False
-        ctx.written(topic.name, part, "isr_change")  # a RECOVERING leader may only grow the ISR once done
+            part.recovering = False  # a RECOVERING leader may only grow the ISR once done
+        ctx.written(topic.name, part, "isr_change")
     # The idempotent echo writes nothing and leaves the cache alone: Kafka refreshes the
     # cache only for the partitions it wrote (`updateLeaderAndIsrCache(successfulUpdates)`).
     ctx.touch(part)

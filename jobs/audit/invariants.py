@@ -92,7 +92,8 @@ def _epoch_decreases(inputs: AuditInputs, states: DataFrame) -> DataFrame:
     partition (an incarnation starts at each NonExistentPartition -> NewPartition)."""
     created = inputs.state_changes.where(
         (F.col("machine") == "partition") & (F.col("to_state") == "NewPartition")
-        & (F.col("outcome") == APPLIED)).select(*_KEY, "seq").distinct().withColumn("created", F.lit(1))
+        & (F.col("outcome") == APPLIED)).select(*_KEY, "seq").distinct() \
+        .withColumn("created", F.lit(1))
     marked = states.withColumn("created", F.lit(0)).unionByName(created,
                                                                 allowMissingColumns=True)
     order = [F.col("seq"), F.col("created").desc(), F.col("batch").asc_nulls_first(),

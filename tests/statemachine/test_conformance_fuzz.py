@@ -36,7 +36,7 @@ class World:
         self.state: BucketState | None = None
         self.rows: dict[str, list[Any]] = {k: [] for k in (
             "state_changes", "leader_and_isr", "update_metadata", "stop_replica",
-            "findings")}
+            "findings", "partition_state_writes")}
         self.parts: dict[tuple[str, int], Any] = {}
         self.replicas: dict[tuple[str, int, int], str] = {}
         self.epochs: dict[tuple[str, int], int] = {}

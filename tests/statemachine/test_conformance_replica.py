@@ -420,6 +420,11 @@ def test_new_replica_refused_when_it_is_the_leader() -> None:
     assert part.replica_states == {5: R.NonExistentReplica}
     assert requests_count(ctx.out) == 0
     assert kinds(ctx.out) == ["state_change_failed"]
+    # Kafka logs this failure with OfflineReplica as the target (3.7.1
+    # ReplicaStateMachine.doHandleStateChanges); the replica stays where it was.
+    (change,) = ctx.out.state_changes
+    assert (change.broker_id, change.from_state, change.to_state, change.outcome) == (
+        5, "NonExistentReplica", "OfflineReplica", "failed")
 
 
 def test_new_replica_with_other_leader_gets_is_new_lai() -> None:
