@@ -279,7 +279,7 @@ def test_incremental_equals_full_and_late_rows_are_recorded(
 
 
 PER_EVENT_TABLES = ("state_changes", "leader_and_isr_requests", "update_metadata_requests",
-                    "stop_replica_requests", "findings", "quarantine")
+                    "stop_replica_requests", "findings", "quarantine", "partition_state_writes")
 
 
 def assert_two_runs_equal_full(spark: Any, out: Path, full: Path, first: str, last: str,
