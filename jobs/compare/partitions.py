@@ -114,7 +114,7 @@ class Observation(NamedTuple):
         return cls(value(row["seq"]), value(row["pos"]), row.get("source"), row["kind"],
                    value(row["broker_id"]), row["from_state"], row["to_state"],
                    value(row["leader"]), value(row["leader_epoch"]), value(row["isr"]),
-                   row["outcome"])
+                   value(row["outcome"]))
 
 
 @dataclass(slots=True)
