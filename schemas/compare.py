@@ -68,7 +68,7 @@ TRANSITIONS_SCHEMA = T.StructType([
     _f("step", T.IntegerType()),
     _f("from_state", T.StringType()),
     _f("to_state", T.StringType()),
-    _f("valid", T.BooleanType()),
+    _f("outcome", T.StringType()),  # applied | rejected | failed
     _f("evidence", T.StringType()),  # observed | inferred | observed_only
     _f("source", T.StringType()),
 ])
@@ -93,8 +93,9 @@ COMPARE_SUMMARY_SCHEMA = T.StructType([
 # -- between the job's stages --------------------------------------------------------------
 
 # The replay's state_changes (tag C, `n` = step), leader_and_isr_requests and
-# update_metadata_requests (tag L, `n` = batch), partition_states (tag P) and replica_states
-# (tag R), each with the columns it lacks as nulls.
+# update_metadata_requests (tag L, `n` = batch), partition_state_writes (tag W, `n` = write),
+# partition_states (tag P) and replica_states (tag R), each with the columns it lacks as
+# nulls.
 REPLAYED_SCHEMA = T.StructType([
     *_PARTITION_KEY,
     _f("tag", T.StringType()),
@@ -104,7 +105,7 @@ REPLAYED_SCHEMA = T.StructType([
     _f("machine", T.StringType()),
     _f("from_state", T.StringType()),
     _f("to_state", T.StringType()),
-    _f("valid", T.BooleanType()),
+    _f("outcome", T.StringType()),
     _f("leader", T.IntegerType()),
     _f("leader_epoch", T.IntegerType()),
     _f("isr", _INTS),

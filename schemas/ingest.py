@@ -51,7 +51,7 @@ FACT_FIELDS: tuple[T.StructField, ...] = (
     _f("brokers", _INTS),
     _f("controller_id", T.IntegerType()),
     _f("controller_epoch", T.IntegerType()),
-    _f("valid", T.BooleanType()),
+    _f("outcome", T.StringType()),  # applied | rejected | failed (statemachine.rows)
     _f("error", T.StringType()),
     _f("detail", T.StringType()),
 )

@@ -62,7 +62,9 @@ STATE_CHANGES = _table(
     _f("machine", T.StringType()),
     _f("from_state", T.StringType()),
     _f("to_state", T.StringType()),
-    _f("valid", T.BooleanType()),
+    # applied | rejected (the transition matrix refused it) | failed (attempted, failed):
+    # the state after the attempt is to_state if applied, else from_state.
+    _f("outcome", T.StringType()),
     _f("reason", T.StringType()),
 )
 
@@ -114,6 +116,23 @@ STOP_REPLICA_REQUESTS = _table(
     _f("partition", T.IntegerType()),
     _f("delete_partition", T.BooleanType()),
     _f("leader_epoch", T.IntegerType()),
+)
+
+# One row per write of a partition's state znode: the leader and ISR Kafka stored, whether
+# or not a request carried them (a deleted topic's ISR shrink sends none).
+PARTITION_STATE_WRITES = _table(
+    _f("seq", T.LongType()),
+    _f("ts", T.TimestampType()),
+    _f("write", T.IntegerType()),
+    _f("topic", T.StringType()),
+    _f("partition", T.IntegerType()),
+    _f("leader", T.IntegerType()),
+    _f("leader_epoch", T.IntegerType()),
+    _f("isr", _INTS),
+    _f("leader_recovery_state", T.StringType()),
+    _f("zk_version", T.IntegerType()),
+    _f("controller_epoch", T.IntegerType()),
+    _f("cause", T.StringType()),
 )
 
 FINDINGS = _table(
@@ -192,6 +211,7 @@ TABLES: dict[str, T.StructType] = {
     "partition_states": PARTITION_STATES,
     "replica_states": REPLICA_STATES,
     "state_changes": STATE_CHANGES,
+    "partition_state_writes": PARTITION_STATE_WRITES,
     "leader_and_isr_requests": LEADER_AND_ISR_REQUESTS,
     "update_metadata_requests": UPDATE_METADATA_REQUESTS,
     "stop_replica_requests": STOP_REPLICA_REQUESTS,
@@ -208,6 +228,7 @@ REPLAY_TABLES: tuple[str, ...] = (
     "partition_states",
     "replica_states",
     "state_changes",
+    "partition_state_writes",
     "leader_and_isr_requests",
     "update_metadata_requests",
     "stop_replica_requests",

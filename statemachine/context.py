@@ -16,6 +16,7 @@ from statemachine.rows import (
     Ints,
     LeaderAndIsrRow,
     PartitionStateRow,
+    PartitionStateWriteRow,
     PartitionWindowRow,
     ReplicaStateRow,
     StateChangeRow,
@@ -83,6 +84,7 @@ class Outputs:
     partition_states: list[PartitionStateRow] = field(default_factory=list)
     replica_states: list[ReplicaStateRow] = field(default_factory=list)
     state_changes: list[StateChangeRow] = field(default_factory=list)
+    partition_state_writes: list[PartitionStateWriteRow] = field(default_factory=list)
     leader_and_isr: list[LeaderAndIsrRow] = field(default_factory=list)
     update_metadata: list[UpdateMetadataRow] = field(default_factory=list)
     stop_replica: list[StopReplicaRow] = field(default_factory=list)
@@ -97,10 +99,11 @@ class Outputs:
     def event_rows(self) -> int:
         return (len(self.state_changes) + len(self.leader_and_isr)
                 + len(self.update_metadata) + len(self.stop_replica) + len(self.findings)
-                + len(self.partition_windows))
+                + len(self.partition_windows) + len(self.partition_state_writes))
 
     def clear_event_rows(self) -> None:
         self.state_changes.clear()
+        self.partition_state_writes.clear()
         self.leader_and_isr.clear()
         self.update_metadata.clear()
         self.stop_replica.clear()
@@ -170,6 +173,7 @@ class ControllerContext:
         """Mark `part` as changed by the current event; restart its counters on a new seq."""
         if part.counted_seq != self.seq:
             part.counted_seq, part.step, part.batch, part.batch_id = self.seq, 0, 0, 0
+            part.writes = 0
         part.last_seq = self.seq
         if not part.marked:
             part.marked = True
@@ -199,12 +203,27 @@ class ControllerContext:
     # -- recording --------------------------------------------------------------------
 
     def change(self, topic: str, part: Part, broker: int | None, machine: str,
-               from_state: str, to_state: str, valid: bool, reason: str | None) -> None:
+               from_state: str, to_state: str, outcome: str, reason: str | None) -> None:
+        """A transition attempted: `outcome` is `rows.APPLIED`, `REJECTED` or `FAILED`."""
         self.touch(part)
         part.step += 1
         self.out.state_changes.append(_new(StateChangeRow, (
             self.seq, self.ts, part.step, topic, part.partition, broker,
-            machine, from_state, to_state, valid, reason)))
+            machine, from_state, to_state, outcome, reason)))
+
+    def written(self, topic: str, part: Part, cause: str, by_controller: bool = True) -> None:
+        """`part`'s state znode was written with its current leader and ISR (a
+        `rows.WRITE_CAUSES` step). A controller write stamps ZK and cache with the current
+        controller epoch; a leader's own ISR write (before AlterIsr, 2.7) keeps the epoch
+        of its last LeaderAndIsr."""
+        if by_controller:
+            part.written(self.epoch)
+        self.touch(part)
+        part.writes += 1
+        self.out.partition_state_writes.append(_new(PartitionStateWriteRow, (
+            self.seq, self.ts, part.writes, topic, part.partition, part.leader, part.leader_epoch,
+            part.isr, RECOVERING if part.recovering else RECOVERED, part.zk_version,
+            part.zk_controller_epoch, cause)))
 
     def finding(self, topic: str | None, partition: int | None, broker: int | None,
                 kind: str, detail: str) -> None:

@@ -32,7 +32,7 @@ from statemachine.partition_machine import (
 )
 from statemachine.replica_machine import Replica, handle_replica_changes
 from statemachine.requests import RequestBatch, send_update_metadata
-from statemachine.rows import Ints
+from statemachine.rows import APPLIED, Ints
 from statemachine.states import PARTITION_NAMES, REPLICA_NAMES, PartitionState, ReplicaState
 
 P = PartitionState
@@ -213,8 +213,8 @@ def on_controller_failover(ctx: ControllerContext, topic: Topic) -> None:
             (online if state == R.OnlineReplica else offline).append((part, r))
             if old.get(r) != state:
                 ctx.change(topic.name, part, r, "replica",
-                           REPLICA_NAMES[old.get(r, R.NonExistentReplica)], state.name, True,
-                           "initialized by controller failover")
+                           REPLICA_NAMES[old.get(r, R.NonExistentReplica)], state.name,
+                           APPLIED, "initialized by controller failover")
     handle_replica_changes(ctx, topic, online, R.OnlineReplica)
     if ctx.config.profile.failover_offline_transition:
         # Version note: from 2.3 (KAFKA-3143); before, dead replicas keep their leadership
@@ -228,7 +228,7 @@ def on_controller_failover(ctx: ControllerContext, topic: Topic) -> None:
             partition_state = P.NewPartition
         if partition_state != part.partition_state:
             ctx.change(topic.name, part, None, "partition", PARTITION_NAMES[part.partition_state],
-                       partition_state.name, True, "initialized by controller failover")
+                       partition_state.name, APPLIED, "initialized by controller failover")
             part.partition_state = partition_state
     trigger_online(ctx, topic, parts)
     # initializePartitionReassignments resumes every in-memory reassignment through
@@ -323,12 +323,11 @@ def _isr_changed(ctx: ControllerContext, e: Event) -> None:
     if isr != part.isr:
         part.isr = isr
         part.zk_version += 1
-        if ctx.config.profile.alter_isr:
-            part.written(ctx.epoch)
-        # Version note: before 2.7 the leader wrote ZK itself, with the controller epoch of
-        # its last LeaderAndIsr: the stored epochs are left as they were.
         if len(isr) > 1:
             part.recovering = False  # a RECOVERING leader may only grow the ISR once done
+        # Version note: before 2.7 (KIP-497) the leader wrote ZK itself, with the
+        # controller epoch of its last LeaderAndIsr: the stored epochs stay as they were.
+        ctx.written(topic.name, part, "isr_change", by_controller=ctx.config.profile.alter_isr)
     # The idempotent echo writes nothing and leaves the cache alone: Kafka refreshes the
     # cache only for the partitions it wrote (`updateLeaderAndIsrCache(successfulUpdates)`).
     ctx.touch(part)

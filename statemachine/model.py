@@ -38,7 +38,7 @@ class Part:
         # None while none is open, so that a healthy partition costs nothing.
         "windows",
         # Transient (never saved): the step and batch counters of seq `counted_seq`.
-        "counted_seq", "step", "batch", "batch_id",
+        "counted_seq", "step", "batch", "batch_id", "writes",
         # Transient: the topic's name (its rows need it; the saved topic holds it), the
         # window kinds open (a bit mask derived from `windows`), and whether the current
         # event or step has touched the partition (`ControllerContext.touched`).
@@ -74,6 +74,7 @@ class Part:
         self.step = 0  # state changes of this partition recorded in `counted_seq`
         self.batch = 0  # request batches that carried this partition in `counted_seq`
         self.batch_id = 0  # id of the batch that was numbered `batch`
+        self.writes = 0  # writes of the state znode in `counted_seq`
 
     @property
     def being_reassigned(self) -> bool:
@@ -130,6 +131,7 @@ class Part:
         p.window_mask = window_mask(p.windows)
         p.topic, p.marked = topic, False
         p.counted_seq, p.step, p.batch, p.batch_id = -1, 0, 0, 0
+        p.writes = 0
         return p
 
 

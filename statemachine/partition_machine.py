@@ -15,6 +15,7 @@ from statemachine.context import ControllerContext
 from statemachine.election import Elected
 from statemachine.model import Part, Topic
 from statemachine.requests import RequestBatch
+from statemachine.rows import APPLIED, FAILED, REJECTED
 from statemachine.states import PARTITION_NAMES, PARTITION_VALID_PREVIOUS, PartitionState
 
 P = PartitionState
@@ -74,7 +75,7 @@ def handle_partition_changes(
                       f"moving to {target.name} state. Instead it is in "
                       f"{PARTITION_NAMES[current]} state")
             ctx.change(topic.name, part, None, MACHINE, PARTITION_NAMES[current], target.name,
-                       False, reason)
+                       REJECTED, reason)
             ctx.finding(topic.name, part.partition, None, "invalid_transition", reason)
             continue
         if target != P.OnlinePartition:
@@ -92,13 +93,13 @@ def handle_partition_changes(
 def _set(ctx: ControllerContext, topic: Topic, part: Part, target: PartitionState,
          reason: str | None = None) -> None:
     ctx.change(topic.name, part, None, MACHINE, PARTITION_NAMES[part.partition_state],
-               NAMES[target], True, reason)
+               NAMES[target], APPLIED, reason)
     part.partition_state = target
 
 
 def _fail(ctx: ControllerContext, topic: Topic, part: Part, kind: str, detail: str) -> None:
     ctx.change(topic.name, part, None, MACHINE, PARTITION_NAMES[part.partition_state],
-               NAMES[P.OnlinePartition], True, f"failed: {detail}")
+               NAMES[P.OnlinePartition], FAILED, detail)
     ctx.finding(topic.name, part.partition, None, kind, detail)
 
 
@@ -115,8 +116,8 @@ def _initialize(ctx: ControllerContext, topic: Topic, batch: RequestBatch, part:
     part.isr = live_replicas
     part.leader_epoch = 0
     part.zk_version = 0
-    part.written(ctx.epoch)
     part.recovering = False
+    ctx.written(topic.name, part, "initialization")
     batch.add_leader_and_isr(live_replicas, part, is_new=True)
     _set(ctx, topic, part, P.OnlinePartition)
 
@@ -139,13 +140,13 @@ def _elect(ctx: ControllerContext, topic: Topic, batch: RequestBatch, part: Part
     part.isr = elected.isr
     part.leader_epoch += 1
     part.zk_version += 1
-    part.written(ctx.epoch)
     if elected.unclean:
         # Version note: RECOVERING from IBP 3.2 (KIP-704); earlier versions keep RECOVERED.
         part.recovering = ctx.config.profile.leader_recovery_state
         ctx.finding(topic.name, part.partition, elected.leader, "unclean_leader_election",
                     f"{topic.name}-{part.partition} elected {elected.leader}, which was not "
                     "in the ISR; data may be lost")
+    ctx.written(topic.name, part, "election")
     batch.add_leader_and_isr(elected.recipients, part, is_new=False)
     _set(ctx, topic, part, P.OnlinePartition)
     return True

@@ -136,7 +136,7 @@ def update_leader_epoch_and_send(ctx: ControllerContext, topic: Topic, part: Par
     (isNew=false) and the adding replicas (isNew=true), carrying the full assignment."""
     part.leader_epoch += 1
     part.zk_version += 1
-    part.written(ctx.epoch)
+    ctx.written(topic.name, part, "reassignment")
     batch = RequestBatch(ctx, topic)
     assignment = current_assignment(part)
     batch.add_leader_and_isr(assignment.origin, part, is_new=False)

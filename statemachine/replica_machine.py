@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from statemachine.context import ControllerContext
 from statemachine.model import NO_LEADER, Part, Topic
 from statemachine.requests import RequestBatch
-from statemachine.rows import Ints
+from statemachine.rows import APPLIED, FAILED, REJECTED, Ints
 from statemachine.scala_order import group_by_order
 from statemachine.states import (
     REPLICA_NAMES,
@@ -77,7 +77,8 @@ def _invalid(ctx: ControllerContext, topic: Topic, part: Part, b: int, current: 
               f"{', '.join(s.name for s in sorted(valid_previous))} states "
               f"before moving to {target.name} state. Instead it is in "
               f"{REPLICA_NAMES[current]} state")
-    ctx.change(topic.name, part, b, MACHINE, REPLICA_NAMES[current], NAMES[target], False, reason)
+    ctx.change(topic.name, part, b, MACHINE, REPLICA_NAMES[current], NAMES[target], REJECTED,
+               reason)
     ctx.finding(topic.name, part.partition, b, "invalid_transition", reason)
 
 
@@ -89,15 +90,15 @@ def _set(ctx: ControllerContext, topic: Topic, part: Part, b: int, target: Repli
         topic.deletion_started_count -= 1
     if target == R.ReplicaDeletionStarted:
         topic.deletion_started_count += 1
-    ctx.change(topic.name, part, b, MACHINE, REPLICA_NAMES[current], NAMES[target], True,
+    ctx.change(topic.name, part, b, MACHINE, REPLICA_NAMES[current], NAMES[target], APPLIED,
                reason)
 
 
 def _failed(ctx: ControllerContext, topic: Topic, part: Part, b: int, target: ReplicaState,
             detail: str) -> None:
     current = part.replica_states.get(b, R.NonExistentReplica)
-    ctx.change(topic.name, part, b, MACHINE, REPLICA_NAMES[current], NAMES[target], True,
-               f"failed: {detail}")
+    ctx.change(topic.name, part, b, MACHINE, REPLICA_NAMES[current], NAMES[target], FAILED,
+               detail)
     ctx.finding(topic.name, part.partition, b, "state_change_failed", detail)
 
 
@@ -106,8 +107,10 @@ def _to_new(ctx: ControllerContext, topic: Topic, batch: RequestBatch, parts: li
     for part in parts:
         if part.has_leadership:
             if part.leader == b:
-                # Kafka's message names OfflineReplica here; the quirk is Kafka's own.
-                _failed(ctx, topic, part, b, R.NewReplica,
+                # The target is OfflineReplica, as Kafka logs this failure (3.7.1
+                # `ReplicaStateMachine.doHandleStateChanges`: `logFailedStateChange(replica,
+                # currentState, OfflineReplica, exception)`); the quirk is Kafka's own.
+                _failed(ctx, topic, part, b, R.OfflineReplica,
                         f"Replica {b} for partition {topic.name}-{part.partition} cannot be "
                         "moved to NewReplica state as it is being requested to become leader")
                 continue
@@ -145,7 +148,7 @@ def _to_offline(ctx: ControllerContext, topic: Topic, batch: RequestBatch, parts
                     part.isr = tuple(r for r in part.isr if r != b)
                 part.leader_epoch += 1
                 part.zk_version += 1
-                part.written(ctx.epoch)
+                ctx.written(topic.name, part, "isr_shrink")
             else:
                 # No write, but the cache is re-stamped with the current controller epoch.
                 part.controller_epoch = ctx.epoch

@@ -37,6 +37,18 @@ class ReplicaStateRow(NamedTuple):
     state: str
 
 
+# `StateChangeRow.outcome`: what became of an attempted transition.
+APPLIED = "applied"  # the state is now `to_state`
+# The transition matrix refused it (Kafka's `logInvalidTransition`: an IllegalStateException
+# "... should be in ... states before moving to ..."): the state stays `from_state`.
+REJECTED = "rejected"
+# The controller attempted it and it failed (Kafka's `logFailedStateChange` with a
+# StateChangeFailedException: no leader electable, no live replica, ...): the state stays
+# `from_state`.
+FAILED = "failed"
+OUTCOMES = (APPLIED, REJECTED, FAILED)
+
+
 class StateChangeRow(NamedTuple):
     seq: int
     ts: Any
@@ -46,9 +58,37 @@ class StateChangeRow(NamedTuple):
     broker_id: int | None  # None for the partition machine
     machine: str  # "replica" | "partition"
     from_state: str
-    to_state: str
-    valid: bool
-    reason: str | None
+    to_state: str  # the target state, as Kafka's log names it
+    outcome: str  # APPLIED | REJECTED | FAILED: the state after is to_state only if applied
+    reason: str | None  # why rejected or failed (Kafka's exception message); None if applied
+
+
+class PartitionStateWriteRow(NamedTuple):
+    """A write of the partition's state znode (`/brokers/topics/<t>/partitions/<p>/state`):
+    the leader and ISR as stored, whether or not a request carried them."""
+
+    seq: int
+    ts: Any
+    write: int  # order of the write within (seq, topic, partition)
+    topic: str
+    partition: int
+    leader: int
+    leader_epoch: int
+    isr: Ints
+    leader_recovery_state: str
+    zk_version: int
+    controller_epoch: int
+    cause: str  # one of WRITE_CAUSES
+
+
+# `PartitionStateWriteRow.cause`: which controller step wrote the znode.
+WRITE_CAUSES = (
+    "initialization",  # NewPartition -> OnlinePartition: the first leader and ISR
+    "election",  # an OnlinePartition election (offline, preferred, reassignment, shutdown)
+    "isr_shrink",  # a replica to OfflineReplica removed from the ISR
+    "isr_change",  # an ISR change from the leader (IsrChanged / AlterPartition)
+    "reassignment",  # the leader epoch bump of a reassignment step
+)
 
 
 class LeaderAndIsrRow(NamedTuple):

@@ -14,6 +14,7 @@ from jobs.audit.extract import AuditInputs, bounds_frame, seconds_between
 from jobs.audit.options import AuditOptions
 from jobs.audit.rows import brokers_text, check_frame
 from schemas.audit import CRITICAL, WARNING
+from statemachine.rows import REJECTED
 
 LEADER_DURING_DELETE = -2  # LeaderAndIsr.LeaderDuringDelete: a topic queued for deletion
 DELETION_INELIGIBLE = "ReplicaDeletionIneligible"
@@ -135,11 +136,12 @@ def broker_flapping(spark: SparkSession, inputs: AuditInputs,
 
 
 def invalid_transition(inputs: AuditInputs) -> DataFrame:
-    """WARNING. A state change the transition matrix forbids (`state_changes.valid` false,
-    with an `invalid_transition` finding): Kafka logs "Invalid state transition" and skips
-    the replica or partition, which then stays where it was; usually an event the log lost
-    or one processed out of order. One row per replica or partition and transition."""
-    invalid = inputs.state_changes.where(~F.col("valid"))
+    """WARNING. A state change the transition matrix forbids (`state_changes.outcome` =
+    `rejected`, with an `invalid_transition` finding): Kafka logs "failed to change state"
+    with an IllegalStateException "... should be in ... states before moving to ..." and
+    skips the replica or partition, which then stays where it was; usually an event the log
+    lost or one processed out of order. One row per replica or partition and transition."""
+    invalid = inputs.state_changes.where(F.col("outcome") == REJECTED)
     grouped = invalid.groupBy("cluster", "topic", "partition", "broker_id", "machine",
                               "from_state", "to_state").agg(
         F.count(F.lit(1)).alias("times"), F.min("ts").alias("since"),

@@ -21,6 +21,7 @@ from pyspark.sql import functions as F
 from jobs.audit.extract import AuditInputs
 from jobs.audit.rows import brokers_text, check_frame, count_of
 from schemas.audit import CRITICAL
+from statemachine.rows import APPLIED
 
 CHECK = "invariant_violation"
 LEADER_DURING_DELETE = -2
@@ -91,7 +92,8 @@ def _epoch_decreases(inputs: AuditInputs, states: DataFrame) -> DataFrame:
     partition (an incarnation starts at each NonExistentPartition -> NewPartition)."""
     created = inputs.state_changes.where(
         (F.col("machine") == "partition") & (F.col("to_state") == "NewPartition")
-        & F.col("valid")).select(*_KEY, "seq").distinct().withColumn("created", F.lit(1))
+        & (F.col("outcome") == APPLIED)).select(*_KEY, "seq").distinct() \
+        .withColumn("created", F.lit(1))
     marked = states.withColumn("created", F.lit(0)).unionByName(created,
                                                                 allowMissingColumns=True)
     order = [F.col("seq"), F.col("created").desc(), F.col("batch").asc_nulls_first(),

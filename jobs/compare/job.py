@@ -5,7 +5,8 @@
 
 --observed is the ingest's --out (or its `observed_state_changes/`); --replayed is the
 replay's --out (`state_changes/`, `leader_and_isr_requests/`, `update_metadata_requests/`,
-`partition_states/`, `replica_states/`, partitioned by run_id; the newest run unless
+`partition_state_writes/`, `partition_states/`, `replica_states/`, partitioned by run_id;
+the newest run unless
 --run-id). Writes under --out (schemas in `schemas.compare`, described in docs/tables.md):
 
     comparison/         one row per partition and per replica: agree / differ / not_observed /
@@ -58,11 +59,13 @@ from schemas.compare import (
     REPLAYED_SCHEMA,
 )
 from schemas.tables import TABLES
+from statemachine.rows import APPLIED, FAILED
 
 PARTITION_KEY = ("cluster", "topic", "partition")
 COMPARISON, TRANSITION = "E", "T"  # `rtype` of the cogroup's rows
 REPLAY_TABLES = ("state_changes", "leader_and_isr_requests", "update_metadata_requests",
-                 "partition_states", "replica_states", "broker_timeline")
+                 "partition_states", "replica_states", "broker_timeline",
+                 "partition_state_writes")
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
@@ -141,12 +144,14 @@ def read_replayed(spark: SparkSession, base: str, run_id: str | None) -> DataFra
     def table(name: str) -> DataFrame:
         return read_replay_table(spark, base, name, run_id)
 
-    transitions = ("seq", "broker_id", "machine", "from_state", "to_state", "valid")
+    transitions = ("seq", "broker_id", "machine", "from_state", "to_state", "outcome")
     leadership = ("seq", "leader", "leader_epoch", "isr")
     return (
         _replayed_layout(table("state_changes"), "C", transitions, n="step")
         .unionByName(_replayed_layout(table("leader_and_isr_requests"), "L", leadership,
                                       n="batch"))
+        .unionByName(_replayed_layout(table("partition_state_writes"), "W", leadership,
+                                      n="write"))
         .unionByName(_replayed_layout(table("update_metadata_requests"), "L", leadership,
                                       n="batch"))
         .unionByName(_replayed_layout(table("partition_states"), "P", ("state",)))
@@ -154,11 +159,21 @@ def read_replayed(spark: SparkSession, base: str, run_id: str | None) -> DataFra
     )
 
 
+def with_outcome(observed: DataFrame) -> DataFrame:
+    """An ingest output written before `outcome` replaced `valid` reads with `outcome`
+    derived from it (true: applied; false: failed, the old ingest did not tell a rejection
+    from a failure)."""
+    if "outcome" in observed.columns or "valid" not in observed.columns:
+        return observed
+    return observed.withColumn("outcome", F.when(F.col("valid"), F.lit(APPLIED))
+                               .when(~F.col("valid"), F.lit(FAILED)))
+
+
 def extract(spark: SparkSession, args: argparse.Namespace) -> Inputs:
     obs_dir = observed_dir(args.observed)
     run_id = args.run_id or newest_run(spark, args.replayed)
     observed = (
-        spark.read.parquet(obs_dir)
+        with_outcome(spark.read.parquet(obs_dir))
         .filter(F.col("topic").isNotNull() & F.col("partition").isNotNull())
         .select(*PARTITION_KEY, *Observation._fields)
     )
@@ -190,11 +205,12 @@ def compare_group(key: tuple[pa.Scalar, ...], observed: pa.Table, replayed: pa.T
     rows = replayed.to_pylist()
     changes = [{**x, "step": x["n"]} for x in rows if x["tag"] == "C"]
     leadership = [{**x, "batch": x["n"]} for x in rows if x["tag"] == "L"]
+    writes = [{**x, "write": x["n"]} for x in rows if x["tag"] == "W"]
     partition_state = next((x["state"] for x in rows if x["tag"] == "P"), None)
     replica_states = {int(x["broker_id"]): x["state"] for x in rows if x["tag"] == "R"}
     comparison, transitions = compare_partition(
         cluster, topic, int(partition), observed.to_pylist(), changes,
-        leadership, partition_state, replica_states)
+        leadership, partition_state, replica_states, writes)
     columns: dict[str, list[object]] = {f.name: [] for f in _COMPARED_ARROW}
     tagged = [*((COMPARISON, r._asdict()) for r in comparison),
               *((TRANSITION, r._asdict()) for r in transitions)]

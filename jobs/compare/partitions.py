@@ -2,11 +2,16 @@
 
 How a logged value is matched: an observation carries the `seq` of the last event at or
 before it (`jobs.ingest.logparse.assemble`). A logged transition matches a replayed one with
-the same (machine, broker, from, to, valid) at that seq, else at an earlier unmatched seq.
-A logged leader / ISR / leader epoch agrees if any LeaderAndIsr or UpdateMetadata state the
-replay produced for the partition at that seq has it (the value in force before it, if the
-replay wrote none at that seq); ISRs are compared as sets. A value the replay cannot know
-(nothing replayed yet for that partition) is counted neither way.
+the same (machine, broker, from, to, outcome) at that seq, else at an earlier unmatched seq:
+a failed election Kafka logged matches the replay's identical failed attempt, and only an
+`applied` transition moves the state. A logged leader / ISR / leader epoch agrees if any
+LeaderAndIsr or UpdateMetadata state the replay produced for the partition at that seq has
+it (the value in force before it, if the replay sent none at that seq); the lines that log
+a write of the partition state znode (`isr_shrink`: `state changed to (Leader:..,ISR:..)
+after removing replica`, `New leader and ISR for partition`) are held against the replay's
+`partition_state_writes` instead, since a topic queued for deletion gets that write and no
+request. ISRs are compared as sets. A value the replay cannot know (nothing replayed yet for
+that partition) is counted neither way.
 
 Pure Python, no Kafka rule is decided here: `compare_partition` is what the Spark job runs
 per partition (cogroup), `compare_all` the same over every partition in one process.
@@ -19,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from jobs.compare.values import Row, render, value
+from statemachine.rows import APPLIED
 
 PARTITION, REPLICA = "partition", "replica"
 OBSERVED, INFERRED, OBSERVED_ONLY = "observed", "inferred", "observed_only"
@@ -32,6 +38,8 @@ LEADERSHIP_KINDS = frozenset({
     "isr_update",
 })
 FIELDS = ("leader", "isr", "leader_epoch")
+# Observation kinds that log a write of the partition state znode, not a request.
+WRITE_KINDS = frozenset({"isr_shrink"})
 _TRANSITION_KINDS = {"partition_transition": PARTITION, "replica_transition": REPLICA}
 _SNAPSHOT_KINDS = {"partition_snapshot": PARTITION, "replica_snapshot": REPLICA}
 
@@ -77,7 +85,7 @@ class TransitionRow(NamedTuple):
     step: int | None  # None: Kafka logged it, the replay did not make it
     from_state: str | None
     to_state: str | None
-    valid: bool
+    outcome: str  # applied | rejected | failed (`statemachine.rows`)
     evidence: str
     source: str | None
 
@@ -99,14 +107,14 @@ class Observation(NamedTuple):
     leader: int | None
     leader_epoch: int | None
     isr: Ints | None
-    valid: bool | None
+    outcome: str | None
 
     @classmethod
     def of(cls, row: Row) -> Observation:
         return cls(value(row["seq"]), value(row["pos"]), row.get("source"), row["kind"],
                    value(row["broker_id"]), row["from_state"], row["to_state"],
                    value(row["leader"]), value(row["leader_epoch"]), value(row["isr"]),
-                   value(row["valid"]))
+                   value(row["outcome"]))
 
 
 @dataclass(slots=True)
@@ -117,15 +125,16 @@ class ReplayedTransition:
     step: int
     from_state: str
     to_state: str
-    valid: bool
+    outcome: str
     matched_source: str | None = None
 
 
 class ReplayedLeadership(NamedTuple):
-    """A partition state the replay sent (LeaderAndIsr or UpdateMetadata request)."""
+    """A partition state the replay sent (LeaderAndIsr or UpdateMetadata request) or wrote
+    to the partition state znode (`partition_state_writes`)."""
 
     seq: int
-    batch: int
+    batch: int  # the request batch, or the write's order
     leader: int | None
     isr: Ints | None
     leader_epoch: int | None
@@ -205,9 +214,11 @@ class PartitionComparison:
     """One partition's comparison: load the replay, then `observe` the log in order."""
 
     def __init__(self, cluster: str, topic: str, partition: int,
-                 leadership: list[ReplayedLeadership]) -> None:
+                 leadership: list[ReplayedLeadership],
+                 writes: list[ReplayedLeadership] | None = None) -> None:
         self.cluster, self.topic, self.partition = cluster, topic, partition
         self.leadership = leadership
+        self.writes = writes or []
         self.entities: dict[int | None, Entity] = {}
         # Replayed transitions by (machine, broker), in replay order.
         self.replayed: dict[tuple[str, int | None], list[ReplayedTransition]] = {}
@@ -227,14 +238,14 @@ class PartitionComparison:
             self.entity(broker_id).has_replay = True
             self.replayed.setdefault((machine, broker_id), []).append(ReplayedTransition(
                 value(c["seq"]), value(c["step"]), c["from_state"], c["to_state"],
-                bool(c["valid"])))
+                c["outcome"]))
         if final_partition_state is not None:
             self.entity(None).has_replay = True
             self.entity(None).replayed_state = final_partition_state
         for broker_id, state in final_replica_states.items():
             self.entity(broker_id).has_replay = True
             self.entity(broker_id).replayed_state = state
-        if self.leadership:
+        if self.leadership or self.writes:
             self.entity(None).has_replay = True
 
     def replay_state_at(self, machine: str, broker_id: int | None, seq: int) -> str | None:
@@ -242,14 +253,14 @@ class PartitionComparison:
         for r in self.replayed.get((machine, broker_id), ()):
             if r.seq > seq:
                 break
-            if r.valid:
+            if r.outcome == APPLIED:
                 state = r.to_state
         return state
 
     def touched_by(self, seq: int) -> bool:
         """Whether the replay did anything to the partition at or before `seq`."""
         return any(r.seq <= seq for rs in self.replayed.values() for r in rs) or any(
-            lead.seq <= seq for lead in self.leadership)
+            lead.seq <= seq for lead in (*self.leadership, *self.writes))
 
     def observe(self, o: Observation) -> None:
         if o.kind in _TRANSITION_KINDS:
@@ -260,10 +271,11 @@ class PartitionComparison:
             self._observe_leadership(o)
 
     def _match(self, machine: str, broker_id: int | None, seq: int,
-               key: tuple[str | None, str | None, bool]) -> ReplayedTransition | None:
+               key: tuple[str | None, str | None, str]) -> ReplayedTransition | None:
         """The unmatched replayed transition a logged one is: at `seq`, else before it."""
         candidates = [r for r in self.replayed.get((machine, broker_id), [])
-                      if r.matched_source is None and (r.from_state, r.to_state, r.valid) == key]
+                      if r.matched_source is None
+                      and (r.from_state, r.to_state, r.outcome) == key]
         return next((r for r in candidates if r.seq == seq),
                     next((r for r in candidates if r.seq <= seq), None))
 
@@ -272,10 +284,10 @@ class PartitionComparison:
         e = self.entity(broker_id)
         e.points += 1
         e.observed_transitions += 1
-        valid = bool(o.valid) if o.valid is not None else True
-        if valid:
+        outcome = o.outcome or APPLIED
+        if outcome == APPLIED:
             e.observed_state = o.to_state
-        hit = self._match(machine, broker_id, o.seq, (o.from_state, o.to_state, valid))
+        hit = self._match(machine, broker_id, o.seq, (o.from_state, o.to_state, outcome))
         if hit is not None:
             hit.matched_source = o.source
             e.matched += 1
@@ -284,9 +296,10 @@ class PartitionComparison:
         e.observed_only += 1
         self.transitions.append(TransitionRow(
             self.cluster, self.topic, self.partition, broker_id, machine, o.seq, None,
-            o.from_state, o.to_state, valid, OBSERVED_ONLY, o.source))
+            o.from_state, o.to_state, outcome, OBSERVED_ONLY, o.source))
         if self.touched_by(o.seq) or e.has_replay:
-            logged = f"{o.from_state}->{o.to_state}" + ("" if valid else " (failed)")
+            logged = f"{o.from_state}->{o.to_state}" + (
+                "" if outcome == APPLIED else f" ({outcome})")
             e.verdict("state", False, o.seq, o.pos, logged,
                       self.replay_state_at(machine, broker_id, o.seq), o.source)
 
@@ -298,10 +311,13 @@ class PartitionComparison:
         if got is not None:
             e.verdict("state", got == o.to_state, o.seq, o.pos, o.to_state, got, o.source)
 
-    def _leadership_at(self, seq: int) -> list[ReplayedLeadership]:
-        """The replay's partition states sent at `seq`, else the last one before it."""
-        at = [lead for lead in self.leadership if lead.seq == seq]
-        return at or [lead for lead in self.leadership if lead.seq < seq][-1:]
+    def _leadership_at(self, seq: int, kind: str) -> list[ReplayedLeadership]:
+        """The replay's partition states sent (written, for a WRITE_KINDS line) at `seq`,
+        else the last one before it. A replay output without `partition_state_writes`
+        (written before the table existed) falls back to the requests."""
+        source = self.writes if kind in WRITE_KINDS and self.writes else self.leadership
+        at = [lead for lead in source if lead.seq == seq]
+        return at or [lead for lead in source if lead.seq < seq][-1:]
 
     def _observe_leadership(self, o: Observation) -> None:
         logged: dict[str, Any] = {f: getattr(o, f) for f in FIELDS}
@@ -310,7 +326,7 @@ class PartitionComparison:
         e = self.entity(None)
         if o.kind != "partition_transition":
             e.points += 1
-        at = self._leadership_at(o.seq)
+        at = self._leadership_at(o.seq, o.kind)
         if not at and not self.touched_by(o.seq):
             return  # nothing replayed for this partition yet: cannot be compared
         for f in FIELDS:
@@ -333,13 +349,21 @@ class PartitionComparison:
                     self.entity(broker_id).inferred += 1
                 self.transitions.append(TransitionRow(
                     self.cluster, self.topic, self.partition, broker_id, machine, r.seq,
-                    r.step, r.from_state, r.to_state, r.valid,
+                    r.step, r.from_state, r.to_state, r.outcome,
                     OBSERVED if r.matched_source is not None else INFERRED, r.matched_source))
 
     def rows(self) -> list[ComparisonRow]:
         """The partition's row first, then its replicas by broker id."""
         order = sorted(self.entities, key=lambda b: -1 if b is None else b)
         return [self.entities[b].row(self.cluster, self.topic, self.partition) for b in order]
+
+
+def _leadership(rows: Iterable[Row], order: str) -> list[ReplayedLeadership]:
+    """Rows carrying a partition state, in the replay's order (`order`: batch or write)."""
+    return sorted(
+        (ReplayedLeadership(value(x["seq"]), value(x.get(order)) or 0, value(x["leader"]),
+                            value(x["isr"]), value(x["leader_epoch"])) for x in rows),
+        key=lambda lead: (lead.seq, lead.batch))
 
 
 def compare_partition(
@@ -349,16 +373,15 @@ def compare_partition(
     leadership: Iterable[Row],
     final_partition_state: str | None,
     final_replica_states: dict[int, str],
+    writes: Iterable[Row] = (),
 ) -> tuple[list[ComparisonRow], list[TransitionRow]]:
     """Compare one partition. `observed`: rows of observed_state_changes; `changes`: rows of
     state_changes; `leadership`: rows of leader_and_isr_requests and
     update_metadata_requests (seq, batch, leader, leader_epoch, isr); the final states: rows
-    of partition_states and replica_states. Returns (comparison rows, transition rows)."""
-    leads = sorted(
-        (ReplayedLeadership(value(x["seq"]), value(x.get("batch")) or 0, value(x["leader"]),
-                            value(x["isr"]), value(x["leader_epoch"])) for x in leadership),
-        key=lambda lead: (lead.seq, lead.batch))
-    comparison = PartitionComparison(cluster, topic, partition, leads)
+    of partition_states and replica_states; `writes`: rows of partition_state_writes (seq,
+    write, leader, leader_epoch, isr). Returns (comparison rows, transition rows)."""
+    comparison = PartitionComparison(cluster, topic, partition, _leadership(leadership, "batch"),
+                                     _leadership(writes, "write"))
     comparison.load_replay(
         sorted(changes, key=lambda c: (value(c["seq"]), value(c["step"]))),
         final_partition_state, final_replica_states)
@@ -375,13 +398,14 @@ class PartitionInputs:
     observed: list[Row] = field(default_factory=list)
     changes: list[Row] = field(default_factory=list)
     leadership: list[Row] = field(default_factory=list)
+    writes: list[Row] = field(default_factory=list)
     partition_state: str | None = None
     replica_states: dict[int, str] = field(default_factory=dict)
 
 
 def compare_all(cluster: str, observations: Iterable[Row], state_changes: Iterable[Row],
                 leadership: Iterable[Row], partition_states: Iterable[Row],
-                replica_states: Iterable[Row]
+                replica_states: Iterable[Row], writes: Iterable[Row] = ()
                 ) -> tuple[list[ComparisonRow], list[TransitionRow]]:
     """`compare_partition` over every partition of one cluster, in one process (tests,
     small logs): the same grouping the Spark job does with cogroup."""
@@ -397,6 +421,8 @@ def compare_all(cluster: str, observations: Iterable[Row], state_changes: Iterab
         of(c).changes.append(c)
     for x in leadership:
         of(x).leadership.append(x)
+    for w in writes:
+        of(w).writes.append(w)
     for ps in partition_states:
         of(ps).partition_state = ps["state"]
     for rs in replica_states:
@@ -405,7 +431,8 @@ def compare_all(cluster: str, observations: Iterable[Row], state_changes: Iterab
     transitions: list[TransitionRow] = []
     for (topic, partition), g in sorted(groups.items(), key=lambda item: item[0]):
         r, t = compare_partition(cluster, topic, partition, g.observed, g.changes,
-                                 g.leadership, g.partition_state, g.replica_states)
+                                 g.leadership, g.partition_state, g.replica_states,
+                                 g.writes)
         rows += r
         transitions += t
     return rows, transitions

@@ -55,6 +55,7 @@ from schemas.ingest import (
     PARSED_SCHEMA,
     UNPARSED_SCHEMA,
 )
+from statemachine.rows import APPLIED
 
 BATCH_ROWS = 20_000
 ASSEMBLED_COLUMNS: tuple[str, ...] = tuple(ASSEMBLED_SCHEMA.fieldNames())
@@ -323,7 +324,7 @@ def assemble_events(facts: DataFrame, assume_controller: int | None, assume_live
     sorted by the controller's order. ASSEMBLED_SCHEMA, persisted."""
     is_event = F.col("kind").isin(*EVENT_KINDS) | (
         (F.col("kind") == "partition_transition") & (F.col("from_state") == NONEXISTENT)
-        & (F.col("to_state") == NEW) & F.col("valid"))
+        & (F.col("to_state") == NEW) & (F.col("outcome") == APPLIED))
     return (
         facts.filter(is_event).repartition(1).sortWithinPartitions(*_ORDER)
         .mapInArrow(_assemble_fn(assume_controller, assume_live), ASSEMBLED_SCHEMA).persist()

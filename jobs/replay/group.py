@@ -47,6 +47,7 @@ STATE_TABLES = (
 )
 EVENT_TABLES = (
     ("state_changes", "state_changes"),
+    ("partition_state_writes", "partition_state_writes"),
     ("leader_and_isr", "leader_and_isr_requests"),
     ("update_metadata", "update_metadata_requests"),
     ("stop_replica", "stop_replica_requests"),

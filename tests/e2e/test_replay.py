@@ -126,10 +126,10 @@ def test_broker_failure_and_restart(spark: Any, full: Path) -> None:
     offline = rows(spark, out, "state_changes", "full",
                    (F.col("seq") == 10) & (F.col("topic") == "solo") & F.col("broker_id").isNull())
     # Offline first, then the election attempt that fails (state unchanged, reason kept).
-    assert [(r["step"], r["from_state"], r["to_state"], (r["reason"] or "")[:6])
+    assert [(r["step"], r["from_state"], r["to_state"], r["outcome"], (r["reason"] or "")[:6])
             for r in sorted(offline, key=lambda r: r["step"])] == [
-        (1, "OnlinePartition", "OfflinePartition", ""),
-        (2, "OfflinePartition", "OnlinePartition", "failed")]
+        (1, "OnlinePartition", "OfflinePartition", "applied", ""),
+        (2, "OfflinePartition", "OnlinePartition", "failed", "Failed")]
     kinds = rows(spark, out, "findings", "full", F.col("seq") == 10)
     assert [(r["kind"], r["topic"]) for r in kinds] == [("election_failed", "solo")]
     # The restart elects broker 3 again: online, epoch 2.
@@ -226,7 +226,7 @@ def test_run_summary_reconciles(spark: Any, full: Path) -> None:
     assert (s["rows_applied"], s["rows_late"]) == (len(GOOD_DAY1) + len(GOOD_DAY2), 0)
     written = dict(s["rows_written"])
     for name in ("partition_states", "state_changes", "findings", "quarantine",
-                 "broker_timeline"):
+                 "broker_timeline", "partition_state_writes"):
         assert written[name] == table(spark, out, name, "full").count(), name
     assert dict(s["findings_by_kind"]) == {"election_failed": 1, "topic_deleted": 1}
     assert dict(s["partitions_by_state"]) == {"OnlinePartition": 4, "NonExistentPartition": 2}
@@ -279,7 +279,7 @@ def test_incremental_equals_full_and_late_rows_are_recorded(
 
 
 PER_EVENT_TABLES = ("state_changes", "leader_and_isr_requests", "update_metadata_requests",
-                    "stop_replica_requests", "findings", "quarantine")
+                    "stop_replica_requests", "findings", "quarantine", "partition_state_writes")
 
 
 def assert_two_runs_equal_full(spark: Any, out: Path, full: Path, first: str, last: str,
@@ -371,7 +371,7 @@ def test_determinism_across_file_splits_and_shuffle_partitions(
     for name in ("partition_states", "replica_states", "state_changes",
                  "leader_and_isr_requests", "update_metadata_requests",
                  "stop_replica_requests", "findings", "quarantine", "broker_timeline",
-                 "controller_timeline"):
+                 "controller_timeline", "partition_state_writes"):
         assert_df_equality(table(spark, tmp_path / "out", name, "full"),
                            table(spark, full / "out", name, "full"), ignore_row_order=True)
 

@@ -16,6 +16,7 @@ ROW_TYPES = {
     "partition_states": rows.PartitionStateRow,
     "replica_states": rows.ReplicaStateRow,
     "state_changes": rows.StateChangeRow,
+    "partition_state_writes": rows.PartitionStateWriteRow,
     "leader_and_isr_requests": rows.LeaderAndIsrRow,
     "update_metadata_requests": rows.UpdateMetadataRow,
     "stop_replica_requests": rows.StopReplicaRow,

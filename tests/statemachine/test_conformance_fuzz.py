@@ -36,7 +36,7 @@ class World:
         self.state: BucketState | None = None
         self.rows: dict[str, list[Any]] = {k: [] for k in (
             "state_changes", "leader_and_isr", "update_metadata", "stop_replica",
-            "findings")}
+            "findings", "partition_state_writes")}
         self.parts: dict[tuple[str, int], Any] = {}
         self.replicas: dict[tuple[str, int, int], str] = {}
         self.epochs: dict[tuple[str, int], int] = {}
@@ -200,6 +200,6 @@ def test_fuzz_reaches_the_interesting_paths() -> None:
         world = _world(seed)
         seen |= {f.kind for f in world.rows["findings"]}
         seen |= {"reassigned" for r in world.rows["state_changes"]
-                 if r.to_state == "NonExistentReplica" and r.valid}
+                 if r.to_state == "NonExistentReplica" and r.outcome == "applied"}
     assert {"topic_deleted", "unclean_leader_election", "reassigned",
             "election_failed"} <= seen, seen

@@ -39,8 +39,8 @@ def _invalid(from_state: P, to: P) -> None:
     assert part.partition_state == from_state
     assert requests_count(ctx.out) == 0
     (change,) = ctx.out.state_changes
-    assert (change.machine, change.from_state, change.to_state, change.valid) == (
-        "partition", from_state.name, to.name, False)
+    assert (change.machine, change.from_state, change.to_state, change.outcome) == (
+        "partition", from_state.name, to.name, "rejected")
     assert kinds(ctx.out) == ["invalid_transition"]
 
 

@@ -35,8 +35,8 @@ def _invalid(from_state: R | None, to: R) -> None:
     assert part.replica_states == {5: from_state or R.NonExistentReplica}
     assert requests_count(ctx.out) == 0
     (change,) = ctx.out.state_changes
-    assert (change.broker_id, change.from_state, change.to_state, change.valid) == (
-        5, (from_state or R.NonExistentReplica).name, to.name, False)
+    assert (change.broker_id, change.from_state, change.to_state, change.outcome) == (
+        5, (from_state or R.NonExistentReplica).name, to.name, "rejected")
     assert kinds(ctx.out) == ["invalid_transition"]
 
 
@@ -51,7 +51,7 @@ def test_startup_online_partition() -> None:
     assert part.replica_states == {5: R.OnlineReplica}
     # The Online->Online step finds no leadership info and sends nothing to the replica.
     assert not [r for r in ctx.out.state_changes
-                if r.machine == "replica" and not r.valid]
+                if r.machine == "replica" and r.outcome != "applied"]
 
 
 def test_startup_offline_partition() -> None:
@@ -420,6 +420,11 @@ def test_new_replica_refused_when_it_is_the_leader() -> None:
     assert part.replica_states == {5: R.NonExistentReplica}
     assert requests_count(ctx.out) == 0
     assert kinds(ctx.out) == ["state_change_failed"]
+    # Kafka logs this failure with OfflineReplica as the target (3.7.1
+    # ReplicaStateMachine.doHandleStateChanges); the replica stays where it was.
+    (change,) = ctx.out.state_changes
+    assert (change.broker_id, change.from_state, change.to_state, change.outcome) == (
+        5, "NonExistentReplica", "OfflineReplica", "failed")
 
 
 def test_new_replica_with_other_leader_gets_is_new_lai() -> None:

@@ -53,7 +53,8 @@ def test_replica_transition(current: ReplicaState, target: ReplicaState) -> None
     else:
         assert part.replica_states[5] == (target if valid else current)
     change = ctx.out.state_changes[0]
-    assert (change.from_state, change.to_state, change.valid) == (current.name, target.name, valid)
+    assert (change.from_state, change.to_state, change.outcome) == (
+        current.name, target.name, "applied" if valid else "rejected")
     kinds = [f.kind for f in ctx.out.findings]
     assert kinds == ([] if valid else ["invalid_transition"])
     if not valid:

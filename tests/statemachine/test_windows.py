@@ -382,7 +382,8 @@ class _Checker:
         rows = ctx.out.state_changes[self.changes_seen:]
         self.changes_seen = len(ctx.out.state_changes)
         for r in rows:
-            if not (r.machine == "partition" and r.valid and r.to_state == "OfflinePartition"):
+            if not (r.machine == "partition" and r.outcome == "applied"
+                    and r.to_state == "OfflinePartition"):
                 continue
             topic = ctx.topics[r.topic]
             part = topic.parts[r.partition]

@@ -84,12 +84,12 @@ def test_entire_isr_offline() -> None:
     seq = log.failure(1)
     _, out = replay_log(log)
     assert final(out, "t", 0) == (OFFLINE, -1, (1,), 1, 1, 1)
-    steps = [(r.machine, r.from_state, r.to_state, r.valid, (r.reason or "")[:6])
+    steps = [(r.machine, r.from_state, r.to_state, r.outcome, (r.reason or "")[:6])
              for r in at(out.state_changes, seq)]
     assert steps == [
-        ("partition", ONLINE, OFFLINE, True, ""),  # 1. partition -> Offline
-        ("partition", OFFLINE, ONLINE, True, "failed"),  # 2. no live replica
-        ("replica", "OnlineReplica", "OfflineReplica", True, ""),  # 3. ISR size 1
+        ("partition", ONLINE, OFFLINE, "applied", ""),  # 1. partition -> Offline
+        ("partition", OFFLINE, ONLINE, "failed", "Failed"),  # 2. no live replica
+        ("replica", "OnlineReplica", "OfflineReplica", "applied", ""),  # 3. ISR size 1
     ]
 
 

@@ -41,6 +41,7 @@ from jobs.ingest.logparse.facts import EVENT_KINDS, OBSERVED_EVENT_KINDS, Fact, 
 from jobs.ingest.logparse.values import Ints
 from schemas import event_types as ET
 from statemachine.events import Event
+from statemachine.rows import APPLIED
 
 _BROKER_CHANGE_KINDS = frozenset(
     {"broker_change", "broker_up", "broker_down", "startup_callback", "failure_callback",
@@ -74,7 +75,7 @@ class ObservedRow(NamedTuple):
     brokers: Ints | None
     controller_id: int | None
     controller_epoch: int | None
-    valid: bool | None
+    outcome: str | None
     error: str | None
     detail: str | None
 
@@ -163,7 +164,7 @@ class Assembler:
             self.seq, self.pos, ts, f"{loc.file}:{loc.line}", loc.observed_by, f.kind,
             f.topic, f.partition, f.broker_id, f.from_state, f.to_state, f.leader,
             f.leader_epoch, f.isr, f.zk_version, f.replicas, f.brokers, f.controller_id,
-            f.controller_epoch, f.valid, f.error, f.detail,
+            f.controller_epoch, f.outcome, f.error, f.detail,
         ))
 
     def _event(self, loc: Located, f: Fact, ts: int) -> None:  # noqa: C901 - one dispatch
@@ -289,7 +290,7 @@ class Assembler:
             del self._failover[cid]
 
     def _maybe_inferred_creation(self, loc: Located, f: Fact, ts: int) -> None:
-        if not (f.from_state == NONEXISTENT and f.to_state == NEW and f.valid
+        if not (f.from_state == NONEXISTENT and f.to_state == NEW and f.outcome == APPLIED
                 and f.replicas is not None and f.topic is not None
                 and f.partition is not None):
             return

@@ -50,7 +50,7 @@ class ParsedRow(NamedTuple):
     brokers: Ints | None = None
     controller_id: int | None = None
     controller_epoch: int | None = None
-    valid: bool | None = None
+    outcome: str | None = None
     error: str | None = None
     detail: str | None = None
     # The unparsed line.

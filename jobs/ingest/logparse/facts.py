@@ -57,7 +57,9 @@ class Fact(NamedTuple):
     brokers: Ints | None = None
     controller_id: int | None = None
     controller_epoch: int | None = None
-    valid: bool | None = None
+    # Of a transition (and of a failed preferred election or BrokerChange handler):
+    # `statemachine.rows.APPLIED`, `REJECTED` or `FAILED`; None for the other kinds.
+    outcome: str | None = None
     error: str | None = None
     detail: str | None = None
 

@@ -18,6 +18,7 @@ from typing import Any
 from jobs.ingest.logparse import values as V
 from jobs.ingest.logparse.facts import Fact
 from jobs.ingest.logparse.idents import Ident
+from statemachine.rows import APPLIED, FAILED
 
 _OP = r"(?:Controller (?P<cid>\d+) epoch (?P<cep>\d+) )?"
 _OB = r"(?:Broker (?P<bid>\d+) )?"
@@ -64,7 +65,7 @@ def _part_state(m: re.Match[str], i: Ident) -> list[Fact]:
     cid, cep = _ctl(m, i)
     reps = V.ints(m.group("r")) if m.group("r") is not None else None
     return [Fact("partition_transition", t, p, None, m.group("f"), m.group("t"),
-                 replicas=reps, controller_id=cid, controller_epoch=cep, valid=True)]
+                 replicas=reps, controller_id=cid, controller_epoch=cep, outcome=APPLIED)]
 
 
 @_p(rf"^{_OP}[Cc]hanged partition {_TP} from {_ST} with (?:leader (?P<l>-?\d+)|state (?P<s>.+))$")
@@ -74,9 +75,9 @@ def _part_leader(m: re.Match[str], i: Ident) -> list[Fact]:
         cid, cep = _ctl(m, i)
         return [Fact("partition_transition", t, p, None, m.group("f"), m.group("t"),
                      leader=int(m.group("l")), controller_id=cid, controller_epoch=cep,
-                     valid=True)]
+                     outcome=APPLIED)]
     return [_lead("partition_transition", m, i, m.group("s"), from_state=m.group("f"),
-                  to_state=m.group("t"), valid=True)]
+                  to_state=m.group("t"), outcome=APPLIED)]
 
 
 @_p(rf"^{_OP}(?:[Ii]nitiated state change for|failed to change state for) partition {_TP} "
@@ -85,7 +86,7 @@ def _part_failed(m: re.Match[str], i: Ident) -> list[Fact]:
     t, p = V.tp(m.group("tp"))
     cid, cep = _ctl(m, i)
     return [Fact("partition_transition", t, p, None, m.group("f"), m.group("t"),
-                 controller_id=cid, controller_epoch=cep, valid=False)]
+                 controller_id=cid, controller_epoch=cep, outcome=FAILED)]
 
 
 @_p(rf"^{_OP}[Cc]hanged state of replica (?P<r>-?\d+) for partition (?P<tp>.+?) from {_ST}\s*$")
@@ -93,7 +94,7 @@ def _replica_state(m: re.Match[str], i: Ident) -> list[Fact]:
     t, p = V.tp(m.group("tp"))
     cid, cep = _ctl(m, i)
     return [Fact("replica_transition", t, p, int(m.group("r")), m.group("f"), m.group("t"),
-                 controller_id=cid, controller_epoch=cep, valid=True)]
+                 controller_id=cid, controller_epoch=cep, outcome=APPLIED)]
 
 
 @_p(rf"^{_OP}[Ii]nitiated state change of replica (?P<r>-?\d+) for partition (?P<tp>.+?) "
@@ -102,7 +103,7 @@ def _replica_failed(m: re.Match[str], i: Ident) -> list[Fact]:
     t, p = V.tp(m.group("tp"))
     cid, cep = _ctl(m, i)
     return [Fact("replica_transition", t, p, int(m.group("r")), m.group("f"), m.group("t"),
-                 controller_id=cid, controller_epoch=cep, valid=False)]
+                 controller_id=cid, controller_epoch=cep, outcome=FAILED)]
 
 
 @_p(rf"^Partition {_TP} state changed to (?P<s>\(.*\)) after removing replica (?P<r>-?\d+) "
@@ -178,7 +179,7 @@ def _preferred_done(m: re.Match[str], i: Ident) -> list[Fact]:
 def _preferred_failed(m: re.Match[str], i: Ident) -> list[Fact]:
     t, p = V.tp(m.group("tp"))
     return [Fact("leader_elected", t, p, leader=int(m.group("l")),
-                 controller_id=i.controller_id, valid=False, detail="preferred")]
+                 controller_id=i.controller_id, outcome=FAILED, detail="preferred")]
 
 
 @_p(rf"^Initializing leader and isr for partition {_TP} to (?P<s>.*)$")
@@ -405,7 +406,7 @@ def _broker_change(m: re.Match[str], i: Ident) -> list[Fact]:
 def _broker_change_failed(m: re.Match[str], i: Ident) -> list[Fact]:
     # 0.8.2-0.10.2 BrokerChangeListener: the handler threw (the exception follows as
     # continuation lines, kept as `detail`); `assemble.py` withdraws what it did not do.
-    return [Fact("broker_change_failed", controller_id=i.controller_id, valid=False)]
+    return [Fact("broker_change_failed", controller_id=i.controller_id, outcome=FAILED)]
 
 
 @_p(r"^New broker startup callback for (?P<bs>.*)$")

@@ -21,6 +21,8 @@ from typing import NamedTuple
 
 from jobs.ingest.logparse import envelope, idents, known, patterns
 from jobs.ingest.logparse.facts import BROKER_SIDE_KINDS, Fact
+from jobs.ingest.logparse.outcomes import failure_outcome
+from statemachine.rows import FAILED
 
 EXTRACTED = "extracted"
 INFORMATIONAL = "informational"
@@ -75,13 +77,29 @@ def classify(env: envelope.Envelope, conts: list[str]) -> tuple[str, str, list[F
             return INFORMATIONAL, observed_by, [], None
         if facts[0].kind in BROKER_SIDE_KINDS:
             observed_by = idents.BROKER
-        if conts and any(f.valid is False for f in facts):
-            detail = envelope.continuation_text(conts[0]).strip()
-            facts = [f._replace(detail=detail) if f.valid is False else f for f in facts]
+        if any(f.outcome == FAILED for f in facts):
+            facts = _failure_details(facts, conts)
         return EXTRACTED, observed_by, facts, None
     if known.is_known(body):
         return INFORMATIONAL, observed_by, [], None
     return UNPARSED, observed_by, [], "no known template matches this controller line"
+
+
+def _failure_details(facts: list[Fact], conts: list[str]) -> list[Fact]:
+    """The failed facts of a record with the exception's first line as `detail`; a failed
+    transition's outcome refined to `rejected` when that exception (or, without one, the
+    transition matrix) says the matrix refused it (`outcomes.failure_outcome`)."""
+    detail = envelope.continuation_text(conts[0]).strip() if conts else None
+    out: list[Fact] = []
+    for f in facts:
+        if f.outcome == FAILED:
+            if f.kind in ("partition_transition", "replica_transition"):
+                f = f._replace(outcome=failure_outcome(f.kind, f.from_state, f.to_state,
+                                                       detail))
+            if detail is not None:
+                f = f._replace(detail=detail)
+        out.append(f)
+    return out
 
 
 # A line whose layout no envelope knows but which carries a controller logger or logIdent:

@@ -55,11 +55,15 @@ ROWS: dict[str, list[tuple[Any, ...]]] = {
     "state_changes": [
         row("state_changes", seq=4, ts=ts(4), step=0, topic="recreated", partition=0,
             machine="partition", from_state="NonExistentPartition", to_state="NewPartition",
-            valid=True),
+            outcome="applied"),
         *[row("state_changes", seq=s, ts=ts(s), step=0, topic="skipped", partition=0,
               broker_id=2, machine="replica", from_state="OnlineReplica",
-              to_state="NewReplica", valid=False, reason="Replica 2 ... should be in")
+              to_state="NewReplica", outcome="rejected", reason="Replica 2 ... should be in")
           for s in (6, 7)],
+        # a failed election is no invalid transition: the matrix allows it
+        row("state_changes", seq=8, ts=ts(8), step=1, topic="unelected", partition=0,
+            machine="partition", from_state="OfflinePartition", to_state="OnlinePartition",
+            outcome="failed", reason="Failed to elect leader for partition unelected-0"),
     ],
     "controller_timeline": [row("controller_timeline", controller_id=1, controller_epoch=1,
                                 seq=1, ts=ts(1), live_brokers=[1, 2, 3])],

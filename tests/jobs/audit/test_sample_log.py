@@ -78,7 +78,7 @@ def test_a_run_that_ends_healthy_passes(runs: dict[str, Any]) -> None:
 
 def test_windows_reconcile_with_state_changes(runs: dict[str, Any],
                                               spark: SparkSession) -> None:
-    """Every valid transition to OfflinePartition lies in an offline window of its
+    """Every applied transition to OfflinePartition lies in an offline window of its
     partition (every run's closed windows and the last run's open ones), unless the same
     event elected a leader again or the topic was being deleted (the windows are closed
     while a topic is queued for deletion)."""
@@ -86,7 +86,8 @@ def test_windows_reconcile_with_state_changes(runs: dict[str, Any],
     windows = read_table(spark, out, "partition_windows")
     windows = windows.where(F.col("end_seq").isNotNull() | (F.col("run_id") == "r3"))
     key = ["cluster", "topic", "partition"]
-    changes = read_table(spark, out, "state_changes").where("machine = 'partition' AND valid")
+    changes = read_table(spark, out, "state_changes").where(
+        "machine = 'partition' AND outcome = 'applied'")
     offline = changes.where("to_state = 'OfflinePartition'").select(*key, "seq", "step")
     online_again = changes.where("to_state = 'OnlinePartition'").select(
         *key, "seq", F.col("step").alias("online_step"))

@@ -61,7 +61,8 @@ def ingest_replay(path: Path, controller: int | None = None, live: tuple[int, ..
     rows, trans = compare_all(
         "default", obs, [c._asdict() for c in out.state_changes],
         [x._asdict() for x in out.leader_and_isr + out.update_metadata],
-        [x._asdict() for x in out.partition_states], [x._asdict() for x in out.replica_states])
+        [x._asdict() for x in out.partition_states], [x._asdict() for x in out.replica_states],
+        [w._asdict() for w in out.partition_state_writes])
     brokers = compare_brokers("default", [o for o in obs if o["kind"] in BROKER_KINDS],
                               [x._asdict() for x in broker_intervals(tl)])
     return {
@@ -209,10 +210,12 @@ def _write_replay_tables(res_by_cluster: dict[str, dict[str, Any]], out: Path) -
             "update_metadata_requests": o.update_metadata, "partition_states":
             o.partition_states, "replica_states": o.replica_states,
             "broker_timeline": broker_intervals(res["timeline"]),
+            "partition_state_writes": o.partition_state_writes,
         }[table]
 
     for table in ("state_changes", "leader_and_isr_requests", "update_metadata_requests",
-                  "partition_states", "replica_states", "broker_timeline"):
+                  "partition_states", "replica_states", "broker_timeline",
+                  "partition_state_writes"):
         schema = arrow_schema(TABLES[table])
         schema = schema.remove(schema.get_field_index("run_id"))
         cols: dict[str, list[Any]] = {f.name: [] for f in schema}

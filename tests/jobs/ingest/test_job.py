@@ -50,10 +50,10 @@ def test_ingest_job_matches_pure_pipeline(spark: Any, tmp_path: Path) -> None:
 
     observed = spark.read.parquet(str(out / "observed_state_changes")).collect()
     got_obs = sorted((r.pos, r.seq, r.source, r.kind, r.topic, r.partition, r.broker_id,
-                      r.leader, r.leader_epoch, tuple(r.isr) if r.isr else r.isr, r.valid)
+                      r.leader, r.leader_epoch, tuple(r.isr) if r.isr else r.isr, r.outcome)
                      for r in observed)
     want_obs = sorted((o.pos, o.seq, o.source, o.kind, o.topic, o.partition, o.broker_id,
-                       o.leader, o.leader_epoch, o.isr, o.valid)
+                       o.leader, o.leader_epoch, o.isr, o.outcome)
                       for o in expected.observations)
     assert got_obs == want_obs
 

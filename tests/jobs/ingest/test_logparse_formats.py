@@ -63,18 +63,18 @@ def test_ak0_10_controller_and_state_change() -> None:
     ]
     assert _brokers_seen(r) == [(1, "failover_brokers", (1, 2)), (3, "live_brokers", (1,))]
     obs = [(o.seq, o.kind, o.topic, o.partition, o.broker_id, o.from_state, o.to_state,
-            o.leader, o.leader_epoch, o.isr, o.valid, o.observed_by) for o in r.observations
+            o.leader, o.leader_epoch, o.isr, o.outcome, o.observed_by) for o in r.observations
            if o.kind not in BROKER_KINDS]
     assert obs == [
         (2, "partition_transition", "orders", 0, None, "NonExistentPartition", "NewPartition",
-         None, None, None, True, "controller"),
+         None, None, None, "applied", "controller"),
         (2, "partition_transition", "orders", 1, None, "NonExistentPartition", "NewPartition",
-         None, None, None, True, "controller"),
+         None, None, None, "applied", "controller"),
         (2, "replica_transition", "orders", 0, 1, "NonExistentReplica", "NewReplica",
-         None, None, None, True, "controller"),
+         None, None, None, "applied", "controller"),
         (2, "leader_elected", "orders", 0, None, None, None, 1, 0, (1, 2), None, "controller"),
         (2, "partition_transition", "orders", 0, None, "NewPartition", "OnlinePartition",
-         1, None, None, True, "controller"),
+         1, None, None, "applied", "controller"),
         (2, "leader_and_isr_request", "orders", 0, 1, None, None, 1, 0, (1, 2), None,
          "controller"),
         (2, "update_metadata_request", "orders", 0, None, None, None, 1, 0, (1, 2), None,
@@ -83,14 +83,14 @@ def test_ak0_10_controller_and_state_change() -> None:
         (2, "broker_transition", "orders", 0, 2, None, None, None, None, None, None, "broker"),
         (3, "leader_elected", "orders", 1, None, None, None, 1, 1, (1,), None, "controller"),
         (3, "partition_transition", "orders", 1, None, "OfflinePartition", "OnlinePartition",
-         1, None, None, True, "controller"),
+         1, None, None, "applied", "controller"),
         (3, "replica_transition", "orders", 0, 2, "OnlineReplica", "OfflineReplica",
-         None, None, None, True, "controller"),
+         None, None, None, "applied", "controller"),
         (3, "partition_transition", "orders", 1, None, "OnlinePartition",
-         "NonExistentPartition", None, None, None, False, "controller"),
+         "NonExistentPartition", None, None, None, "rejected", "controller"),
         (3, "isr_shrink", "orders", 0, None, None, None, 1, 1, (1,), None, "controller"),
     ]
-    failed = [o for o in r.observations if o.valid is False]
+    failed = [o for o in r.observations if o.outcome == "rejected"]
     assert failed[0].detail is not None
     assert failed[0].detail.startswith("java.lang.IllegalStateException: Partition [orders,1]")
 
@@ -395,9 +395,9 @@ def test_failed_broker_change_is_not_replayed_as_completed() -> None:
         (1, "BrokerStartup", 1012, "broker-change-failed.log:10"),
         (1, "BrokerFailure", 1010, "broker-change-failed.log:10"),
     ]
-    assert [(o.seq, o.kind, o.brokers, o.valid, o.source) for o in r.observations] == [
+    assert [(o.seq, o.kind, o.brokers, o.outcome, o.source) for o in r.observations] == [
         (0, "live_brokers", (1010, 1011), None, "broker-change-failed.log:2"),
-        (0, "broker_change_failed", None, False, "broker-change-failed.log:3"),
+        (0, "broker_change_failed", None, "failed", "broker-change-failed.log:3"),
         (1, "live_brokers", (1011, 1012), None, "broker-change-failed.log:10"),
     ]
     assert r.observations[1].detail == (

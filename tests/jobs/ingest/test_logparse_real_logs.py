@@ -28,7 +28,7 @@ Notable ones:
 
 Tuples: summary = (read, extracted, informational, ignored, unparsed); event = (seq, type,
 broker_id, topic, partition, replicas, brokers, error, line); observation = (seq, kind,
-topic, partition, broker_id, from, to, leader, leader_epoch, isr, brokers, valid).
+topic, partition, broker_id, from, to, leader, leader_epoch, isr, brokers, outcome).
 """
 
 from __future__ import annotations
@@ -73,7 +73,7 @@ EXPECTED = {
         [
         ],
         [
-            (0, 'partition_transition', '__transaction_state', 35, None, 'OfflinePartition', 'OnlinePartition', None, None, None, None, False),
+            (0, 'partition_transition', '__transaction_state', 35, None, 'OfflinePartition', 'OnlinePartition', None, None, None, None, 'failed'),
         ],
     ),
     'confluentinc-confluent-kafka-dotnet-issue1460__ak2.6__topic-create.log': (
@@ -81,9 +81,9 @@ EXPECTED = {
         [
         ],
         [
-            (0, 'replica_transition', 'eventbus', 0, 1, 'NewReplica', 'OnlineReplica', None, None, None, None, True),
-            (0, 'replica_transition', 'eventbus', 1, 1, 'NewReplica', 'OnlineReplica', None, None, None, None, True),
-            (0, 'replica_transition', 'eventbus', 2, 1, 'NewReplica', 'OnlineReplica', None, None, None, None, True),
+            (0, 'replica_transition', 'eventbus', 0, 1, 'NewReplica', 'OnlineReplica', None, None, None, None, 'applied'),
+            (0, 'replica_transition', 'eventbus', 1, 1, 'NewReplica', 'OnlineReplica', None, None, None, None, 'applied'),
+            (0, 'replica_transition', 'eventbus', 2, 1, 'NewReplica', 'OnlineReplica', None, None, None, None, 'applied'),
             (0, 'update_metadata_summary', None, None, None, None, None, None, None, None, (), None),
             (0, 'broker_transition', 'eventbus', 2, 1, None, None, 1, None, None, None, None),
             (0, 'broker_transition', 'eventbus', 1, 1, None, None, 1, None, None, None, None),
@@ -96,12 +96,12 @@ EXPECTED = {
             (1, 'PartitionCreated', None, 'eventbus', 2, (1,), None, None, 3),
         ],
         [
-            (1, 'partition_transition', 'eventbus', 1, None, 'NonExistentPartition', 'NewPartition', None, None, None, None, True),
-            (1, 'partition_transition', 'eventbus', 2, None, 'NonExistentPartition', 'NewPartition', None, None, None, None, True),
+            (1, 'partition_transition', 'eventbus', 1, None, 'NonExistentPartition', 'NewPartition', None, None, None, None, 'applied'),
+            (1, 'partition_transition', 'eventbus', 2, None, 'NonExistentPartition', 'NewPartition', None, None, None, None, 'applied'),
             (1, 'update_metadata_summary', None, None, None, None, None, None, None, None, (), None),
-            (1, 'replica_transition', 'eventbus', 0, 1, 'NonExistentReplica', 'NewReplica', None, None, None, None, True),
-            (1, 'replica_transition', 'eventbus', 1, 1, 'NonExistentReplica', 'NewReplica', None, None, None, None, True),
-            (1, 'replica_transition', 'eventbus', 2, 1, 'NonExistentReplica', 'NewReplica', None, None, None, None, True),
+            (1, 'replica_transition', 'eventbus', 0, 1, 'NonExistentReplica', 'NewReplica', None, None, None, None, 'applied'),
+            (1, 'replica_transition', 'eventbus', 1, 1, 'NonExistentReplica', 'NewReplica', None, None, None, None, 'applied'),
+            (1, 'replica_transition', 'eventbus', 2, 1, 'NonExistentReplica', 'NewReplica', None, None, None, None, 'applied'),
             (1, 'update_metadata_summary', None, None, None, None, None, None, None, None, (), None),
         ],
     ),
@@ -127,7 +127,7 @@ EXPECTED = {
         [
         ],
         [
-            (0, 'partition_transition', 'ingest-metrics', 0, None, 'OfflinePartition', 'OnlinePartition', None, None, None, None, False),
+            (0, 'partition_transition', 'ingest-metrics', 0, None, 'OfflinePartition', 'OnlinePartition', None, None, None, None, 'failed'),
         ],
     ),
     'hazelcast-issue22858__ak3.x__topic-create-testcontainer.log': (
@@ -135,8 +135,8 @@ EXPECTED = {
         [
         ],
         [
-            (0, 'replica_transition', '75b52d8f-86b7-4000-b5e5-f3439a939925', 2, 1, 'NewReplica', 'OnlineReplica', None, None, None, None, True),
-            (0, 'replica_transition', '75b52d8f-86b7-4000-b5e5-f3439a939925', 3, 1, 'NewReplica', 'OnlineReplica', None, None, None, None, True),
+            (0, 'replica_transition', '75b52d8f-86b7-4000-b5e5-f3439a939925', 2, 1, 'NewReplica', 'OnlineReplica', None, None, None, None, 'applied'),
+            (0, 'replica_transition', '75b52d8f-86b7-4000-b5e5-f3439a939925', 3, 1, 'NewReplica', 'OnlineReplica', None, None, None, None, 'applied'),
             (0, 'update_metadata_summary', None, None, None, None, None, None, None, None, (), None),
         ],
     ),
@@ -145,7 +145,7 @@ EXPECTED = {
         [
         ],
         [
-            (0, 'replica_transition', '__org_kroxylicious_testing_consistencyTest', 0, 2, 'ReplicaDeletionSuccessful', 'ReplicaDeletionIneligible', None, None, None, None, False),
+            (0, 'replica_transition', '__org_kroxylicious_testing_consistencyTest', 0, 2, 'ReplicaDeletionSuccessful', 'ReplicaDeletionIneligible', None, None, None, None, 'rejected'),
         ],
     ),
     'mingyuchoo-kafka-study-series__ak2.x__state-machine-startup.log': (
@@ -160,7 +160,7 @@ EXPECTED = {
         [
         ],
         [
-            (0, 'partition_transition', '__test_rROC3KJfcB', 2, None, 'NewPartition', 'OnlinePartition', None, None, None, None, False),
+            (0, 'partition_transition', '__test_rROC3KJfcB', 2, None, 'NewPartition', 'OnlinePartition', None, None, None, None, 'failed'),
         ],
     ),
     'unattributed-2016-confluent-docs__ak0.10.0__broker-startup.log': (
@@ -281,7 +281,7 @@ def test_real_log(name: str) -> None:
                    e.brokers, e.error, int(e.source.rsplit(":", 1)[1])) for e in r.events]
     assert got_events == events
     got_obs = [(o.seq, o.kind, o.topic, o.partition, o.broker_id, o.from_state, o.to_state,
-                o.leader, o.leader_epoch, o.isr, o.brokers, o.valid) for o in r.observations]
+                o.leader, o.leader_epoch, o.isr, o.brokers, o.outcome) for o in r.observations]
     assert got_obs == observations
     assert all(e.source and e.source.startswith(name + ":") for e in r.events)
 

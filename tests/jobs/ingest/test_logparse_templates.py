@@ -10,7 +10,7 @@ import pytest
 from jobs.ingest.logparse import envelope, idents, patterns
 
 FIELDS = ("kind", "topic", "partition", "broker_id", "from_state", "to_state", "leader",
-          "leader_epoch", "isr", "zk_version", "brokers", "valid", "controller_id",
+          "leader_epoch", "isr", "zk_version", "brokers", "outcome", "controller_id",
           "controller_epoch", "detail")
 
 CASES = [
@@ -44,7 +44,7 @@ CASES = [
     ),
     (
         '[2020-01-01 00:00:00,000] WARN [Controller id=1] Partition t-0 failed to complete preferred replica leader election to 2. Leader is still 1 (kafka.controller.KafkaController)',
-        [('leader_elected', 't', 0, None, None, None, 1, None, None, None, None, False, 1, None, 'preferred')],
+        [('leader_elected', 't', 0, None, None, None, 1, None, None, None, None, 'failed', 1, None, 'preferred')],
     ),
     (
         '[2020-01-01 00:00:00,000] INFO [Controller id=1 epoch=3] Partition t-0 state changed to (Leader:2,ISR:2,LeaderEpoch:7,ControllerEpoch:3) after removing replica 1 from the ISR as part of transition to OfflineReplica (state.change.logger)',
@@ -60,15 +60,15 @@ CASES = [
     ),
     (
         '[2018-01-01 00:00:00,000] TRACE [Controller id=1 epoch=1] Changed partition t-0 from NewPartition to OnlinePartition with leader 1 (state.change.logger)',
-        [('partition_transition', 't', 0, None, 'NewPartition', 'OnlinePartition', 1, None, None, None, None, True, 1, 1, None)],
+        [('partition_transition', 't', 0, None, 'NewPartition', 'OnlinePartition', 1, None, None, None, None, 'applied', 1, 1, None)],
     ),
     (
         '[2018-01-01 00:00:00,000] ERROR [Controller id=1 epoch=1] Initiated state change for partition t-0 from OnlinePartition to NonExistentPartition failed (state.change.logger)',
-        [('partition_transition', 't', 0, None, 'OnlinePartition', 'NonExistentPartition', None, None, None, None, None, False, 1, 1, None)],
+        [('partition_transition', 't', 0, None, 'OnlinePartition', 'NonExistentPartition', None, None, None, None, None, 'failed', 1, 1, None)],
     ),
     (
         '[2015-01-01 00:00:00,000] ERROR Controller 1 epoch 1 initiated state change of replica 2 for partition [t,0] from OnlineReplica to ReplicaDeletionStarted failed (state.change.logger)',
-        [('replica_transition', 't', 0, 2, 'OnlineReplica', 'ReplicaDeletionStarted', None, None, None, None, None, False, 1, 1, None)],
+        [('replica_transition', 't', 0, 2, 'OnlineReplica', 'ReplicaDeletionStarted', None, None, None, None, None, 'failed', 1, 1, None)],
     ),
     (
         '[2018-01-01 00:00:00,000] TRACE [Controller id=1 epoch=1] Elected leader 2 for Offline partition t-0 (state.change.logger)',
@@ -80,7 +80,7 @@ CASES = [
     ),
     (
         '[2015-01-01 00:00:00,000] TRACE Controller 1 epoch 1 changed state of replica 2 for partition [t,0] from OnlineReplica to OfflineReplica (state.change.logger)',
-        [('replica_transition', 't', 0, 2, 'OnlineReplica', 'OfflineReplica', None, None, None, None, None, True, 1, 1, None)],
+        [('replica_transition', 't', 0, 2, 'OnlineReplica', 'OfflineReplica', None, None, None, None, None, 'applied', 1, 1, None)],
     ),
     (
         '[2015-01-01 00:00:00,000] TRACE Broker 2 handling LeaderAndIsr request correlationId 5 from controller 1 epoch 1 starting the become-leader transition for partition [t,0] (state.change.logger)',

@@ -135,7 +135,7 @@ def small_tables(root: Path) -> Path:
     write_table(root, "state_changes", [
         {"cluster": "default", "seq": 40, "ts": at(40), "topic": "orders", "partition": 0,
          "machine": "partition", "from_state": "OnlinePartition", "to_state": "OnlinePartition",
-         "valid": True},
+         "outcome": "applied"},
     ], run)
     for name, rows in _requests().items():
         write_table(root, name, rows, run)
