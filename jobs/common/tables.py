@@ -124,6 +124,15 @@ def read_table(spark: SparkSession, out_dir: str, table: str) -> DataFrame:
     return spark.read.schema(TABLES[table]).parquet(table_path(out_dir, table))
 
 
+def read_table_or_empty(spark: SparkSession, out_dir: str, table: str) -> DataFrame:
+    """`read_table`, with a table directory that was never written read as an empty table:
+    no partition created in an excerpt, every replica deleted, or output written by an
+    earlier release of this job before it had that table."""
+    if path_exists(spark, table_path(out_dir, table)):
+        return read_table(spark, out_dir, table)
+    return spark.createDataFrame([], TABLES[table])
+
+
 def write_table(
     spark: SparkSession, df: DataFrame | None, out_dir: str, table: str, run_id: str,
     rows: int, replace: bool,

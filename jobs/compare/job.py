@@ -42,7 +42,7 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import Row as SparkRow
 from pyspark.sql import functions as F
 
-from jobs.common.tables import list_names, path_exists, read_table, table_path
+from jobs.common.tables import list_names, path_exists, read_table_or_empty, table_path
 from jobs.compare.brokers import BROKER_KINDS, BrokerRow, compare_brokers
 from jobs.compare.partitions import (
     ENTITY_COLUMNS,
@@ -58,7 +58,6 @@ from schemas.compare import (
     COMPARED_SCHEMA,
     REPLAYED_SCHEMA,
 )
-from schemas.tables import TABLES
 from statemachine.rows import APPLIED, FAILED
 
 PARTITION_KEY = ("cluster", "topic", "partition")
@@ -114,10 +113,7 @@ def read_replay_table(spark: SparkSession, base: str, table: str, run_id: str | 
     """A replay table with its schema from `schemas.tables`; a table directory the replay
     did not write (no partition created in the excerpt, every replica deleted, an output
     written before every run wrote every table) reads as an empty table."""
-    if path_exists(spark, table_path(base, table)):
-        df = read_table(spark, base, table)
-    else:
-        df = spark.createDataFrame([], TABLES[table])
+    df = read_table_or_empty(spark, base, table)
     if run_id is not None:
         df = df.filter(F.col("run_id") == run_id)
     return df

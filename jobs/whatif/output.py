@@ -9,7 +9,13 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from jobs.common.tables import delete_path, path_exists, read_table, table_path
+from jobs.common.tables import (
+    delete_path,
+    path_exists,
+    read_table,
+    read_table_or_empty,
+    table_path,
+)
 from schemas.tables import TABLES
 from schemas.whatif import BASELINE, IMPACT_TABLES, VARIANT_SEPARATOR, WHATIF_TABLES
 
@@ -59,7 +65,8 @@ def publish(spark: SparkSession, staging: str, out_dir: str, run_id: str,
     for table in TABLES:
         df = split_variant(read_table(spark, staging, table).where(F.col("run_id") == run_id))
         if baseline_dir is not None:
-            base = read_table(spark, baseline_dir, table) \
+            # A baseline written before a table existed contributes no rows to it.
+            base = read_table_or_empty(spark, baseline_dir, table) \
                 .where(F.col("run_id") == F.lit(source_run)) \
                 .withColumn("variant", F.lit(BASELINE)).withColumn("run_id", F.lit(run_id))
             df = df.unionByName(base)
