@@ -32,8 +32,8 @@ from statemachine.partition_machine import (
 )
 from statemachine.replica_machine import Replica, handle_replica_changes
 from statemachine.requests import RequestBatch, send_update_metadata
-from statemachine.snapshot import partition_snapshot
 from statemachine.rows import Ints
+from statemachine.snapshot import partition_snapshot
 from statemachine.states import PARTITION_NAMES, REPLICA_NAMES, PartitionState, ReplicaState
 
 P = PartitionState

@@ -59,10 +59,27 @@ from jobs.replay.history import (
 from jobs.replay.keying import key_events, key_wake_rows
 from jobs.replay.ledger import ClusterCounts, RunLedger
 from jobs.replay.rollup import offline_rollup, period_starts
+from jobs.replay.seed import (
+    InitialStateError,
+    Seed,
+    ensure_seed_source,
+    first_new_event,
+    read_initial_state,
+    seed_dir,
+    seed_rows,
+    write_seed_rows,
+)
 from jobs.replay.sink import BatchSink
-from jobs.replay.source import EventSchemaError, NeedsSpark, check_event_files, stream_events
+from jobs.replay.source import (
+    EventSchemaError,
+    NeedsSpark,
+    check_event_files,
+    read_events,
+    stream_events,
+)
 from jobs.replay.summary import print_summary, summary_batches
 from jobs.replay.timeline import LogScan, build_timelines, horizon, timeline_rows
+from schemas.events import EVENT_SCHEMA
 from schemas.state import WAKE_SCHEMA
 from schemas.tables import TIMELINE_TABLES
 from statemachine.cluster import ClusterTimeline
@@ -98,6 +115,7 @@ class Settings:
     audit: bool = False  # run jobs.audit on this run in the same session
     fail_on: str | None = None
     observed: tuple[str, ...] = ()
+    initial_state: tuple[str, ...] = ()  # --initial-state files (jobs.replay.seed)
 
     def under_checkpoint(self, name: str) -> str:
         return f"{self.checkpoint.rstrip('/')}/{name}"
@@ -118,6 +136,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--config", help=f"job settings TOML (default: {DEFAULT_CONFIG})")
     p.add_argument("--buckets", type=int, help="replay groups per cluster (overrides config)")
     p.add_argument("--master", help="Spark master (default: spark-submit's, else local[*])")
+    p.add_argument("--initial-state", nargs="+", default=[], metavar="FILE",
+                   help="kafka-topics --describe output or ZooKeeper dumps: the partitions "
+                   "that existed before the log, seeded before this run's first event")
     p.add_argument("--audit", action="store_true",
                    help="audit the run in the same session (jobs.audit); its verdict is "
                         "the exit code: 0 pass, 1 a check at or above --fail-on")
@@ -164,6 +185,7 @@ def read_settings(argv: list[str] | None) -> Settings:
         audit=bool(args.audit),
         fail_on=args.fail_on,
         observed=tuple(args.observed),
+        initial_state=tuple(args.initial_state),
     )
     log(f"events={settings.events} out={settings.out} "
         f"checkpoint={settings.checkpoint or '(temporary: full replay)'} "
@@ -213,6 +235,7 @@ class TimelineStage:
     rows_written: dict[str, dict[str, int]]  # cluster -> timeline table -> rows
     writes: list[Future[int]]
     background: ThreadPoolExecutor
+    seed_source: bool = False  # the query reads the checkpoint's seed/ folder too
 
     @property
     def applied_through(self) -> dict[str, int]:
@@ -283,6 +306,10 @@ def start_query(spark: SparkSession, s: Settings, timeline: TimelineStage,
         wake = spark.readStream.schema(WAKE_SCHEMA).option("recursiveFileLookup", "true") \
             .parquet(s.under_checkpoint("wake"))
         rows = rows.unionByName(key_wake_rows(wake))
+    if timeline.seed_source:
+        seeds = spark.readStream.schema(EVENT_SCHEMA).option("recursiveFileLookup", "true") \
+            .parquet(seed_dir(s.checkpoint))
+        rows = rows.unionByName(key_events(seeds, s.buckets))
     replay_fn = make_replay_fn(timeline.timelines, s.config, timeline.applied_through)
     return start_replay_query(rows, replay_fn, sink, s.under_checkpoint("query"),
                               f"replay-{s.run_id}")
@@ -342,7 +369,36 @@ def summary_stage(spark: SparkSession, s: Settings, timeline: TimelineStage,
 
 # -- the job -------------------------------------------------------------------------------
 
-def replay_run(spark: SparkSession, s: Settings, clock: StageClock) -> int:
+def seed_stage(spark: SparkSession, s: Settings, timeline: TimelineStage,
+               seed: Seed | None) -> str | None:
+    """Make the checkpoint's seed source (a new checkpoint always has one) and write this
+    run's `--initial-state` rows into it; a problem is returned as the job's error."""
+    query_started = path_exists(spark, s.under_checkpoint("query/offsets"))
+    timeline.seed_source = ensure_seed_source(spark, s.checkpoint, query_started)
+    if seed is None:
+        return None
+    if not timeline.seed_source:
+        return (f"--initial-state: checkpoint {s.checkpoint} was made before --initial-state "
+                "existed; seed a new checkpoint (a full replay)")
+    clusters = sorted(timeline.scan.buckets)
+    if len(clusters) != 1:
+        return (f"--initial-state needs an event log of one cluster; {s.events} holds "
+                f"{len(clusters)}: {clusters[:5]}")
+    applied = timeline.applied_through.get(clusters[0], -1)
+    ts = first_new_event(read_events(spark, s.events), clusters[0], applied)
+    if ts is None:
+        log(f"initial state: no event after seq {applied}: nothing to seed")
+        return None
+    rows = seed_rows(seed, clusters[0], applied + 1, ts)
+    write_seed_rows(spark, s.checkpoint, s.run_id, rows)
+    skipped = f"; without an assignment, not seeded: {seed.without_assignment[:10]}" \
+        if seed.without_assignment else ""
+    log(f"initial state: {len(rows)} PartitionSnapshot row(s) at seq {applied + 1}{skipped}")
+    return None
+
+
+def replay_run(spark: SparkSession, s: Settings, clock: StageClock,
+               seed: Seed | None = None) -> int:
     """The run, holding the checkpoint: nothing is written before the lease is taken."""
     if path_exists(spark, s.marker):
         log(f"run {s.run_id} is already committed in {s.checkpoint}; nothing to do "
@@ -357,6 +413,10 @@ def replay_run(spark: SparkSession, s: Settings, clock: StageClock) -> int:
     start = time.perf_counter()
     timeline = timeline_stage(spark, s)
     clock.seconds["timeline"] = clock.since(start)
+    problem = seed_stage(spark, s, timeline, seed)
+    if problem is not None:
+        timeline.finish_writes()
+        return error(problem)
     stream_stage(spark, s, timeline, ledger, clock)
     summary_stage(spark, s, timeline, ledger, clock)
     return 0
@@ -368,15 +428,16 @@ def early_problem(s: Settings) -> str | None:
     return run_id_problem(s.run_id) or nested_problem(s.events, s.out, s.checkpoint or None)
 
 
-def run_with_session(spark: SparkSession, s: Settings, clock: StageClock) -> int:
+def run_with_session(spark: SparkSession, s: Settings, clock: StageClock,
+                     seed: Seed | None = None) -> int:
     problem = out_problem(spark, s.out, s.run_id)
     if problem is not None:
         return error(problem)
     if s.temporary_checkpoint:
-        return replay_run(spark, s, clock)
+        return replay_run(spark, s, clock, seed)
     try:
         with CheckpointLease(spark, s.checkpoint, s.run_id):
-            return replay_run(spark, s, clock)
+            return replay_run(spark, s, clock, seed)
     except LeaseHeld as exc:
         return error(f"checkpoint {s.checkpoint}: {exc}")
 
@@ -399,6 +460,10 @@ def main(argv: list[str] | None = None, spark: SparkSession | None = None) -> in
     problem = early_problem(s)
     if problem is not None:
         return error(problem)
+    try:
+        seed = read_initial_state(s.initial_state) if s.initial_state else None
+    except InitialStateError as exc:
+        return error(str(exc))
     clock = StageClock()
     try:
         # Before Spark starts where pyarrow can read the file system (a bad file costs
@@ -418,7 +483,7 @@ def main(argv: list[str] | None = None, spark: SparkSession | None = None) -> in
             files = check_event_files(s.events, log, spark=spark)
         clock.seconds["check"] = clock.since(clock.t0)
         log(f"schema check: {files} file(s) readable")
-        rc = run_with_session(spark, s, clock)
+        rc = run_with_session(spark, s, clock, seed)
         return audit_run(spark, s) if rc == 0 and s.audit else rc
     except EventSchemaError as exc:
         return error(str(exc))
