@@ -15,8 +15,8 @@ from schemas import event_types as ET
 from schemas.events import EVENT_COLUMNS
 from tests.helpers.event_log import ev, failover, ts_of, write_log
 
-DESCRIBE = """Topic: old	PartitionCount: 2	ReplicationFactor: 3	Configs: unclean.leader.election.enable=true
-	Topic: old	Partition: 0	Leader: 1	Replicas: 1,2,3	Isr: 1,2,3
+DESCRIBE = ("Topic: old\tPartitionCount: 2\tReplicationFactor: 3\t"
+            "Configs: unclean.leader.election.enable=true\n") + """	Topic: old	Partition: 0	Leader: 1	Replicas: 1,2,3	Isr: 1,2,3
 	Topic: old	Partition: 1	Leader: 3	Replicas: 3,1,2	Isr: 3
 """
 LOG = [failover(1, 1, [1, 2, 3]), ev(2, ET.BROKER_FAILURE, broker_id=1)]
