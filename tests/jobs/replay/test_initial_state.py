@@ -16,9 +16,9 @@ from schemas.events import EVENT_COLUMNS
 from tests.helpers.event_log import ev, failover, ts_of, write_log
 
 DESCRIBE = ("Topic: old\tPartitionCount: 2\tReplicationFactor: 3\t"
-            "Configs: unclean.leader.election.enable=true\n") + """	Topic: old	Partition: 0	Leader: 1	Replicas: 1,2,3	Isr: 1,2,3
-	Topic: old	Partition: 1	Leader: 3	Replicas: 3,1,2	Isr: 3
-"""
+            "Configs: unclean.leader.election.enable=true\n"
+            "\tTopic: old\tPartition: 0\tLeader: 1\tReplicas: 1,2,3\tIsr: 1,2,3\n"
+            "\tTopic: old\tPartition: 1\tLeader: 3\tReplicas: 3,1,2\tIsr: 3\n")
 LOG = [failover(1, 1, [1, 2, 3]), ev(2, ET.BROKER_FAILURE, broker_id=1)]
 
 
