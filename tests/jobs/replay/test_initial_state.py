@@ -95,3 +95,30 @@ def test_initial_state_seeds_the_partitions_a_failure_then_moves(spark: Any,
     assert findings.count() == 0
     quarantine = spark.read.parquet(str(out / "quarantine"))
     assert quarantine.count() == 0
+
+
+@pytest.mark.spark
+def test_a_later_run_seeds_only_what_is_still_unknown(spark: Any, tmp_path: Path) -> None:
+    # Run 1 seeds old-0 and old-1 and replays broker 1's failure (old-0 -> leader 2).
+    # Run 2's file says old-0 is still led by 1 (it moved: a finding, nothing changed),
+    # repeats old-1 as the replay has it (a no-op) and adds old-2 (seeded at run 2's first
+    # seq, 3, before broker 1's return at that seq).
+    events, out, ck = tmp_path / "events", tmp_path / "out", tmp_path / "ck"
+    write_log(events, LOG, name="day1")
+    first = ["--events", str(events), "--out", str(out), "--checkpoint", str(ck)]
+    assert main([*first, "--run-id", "r1", "--initial-state", str(_describe(tmp_path))]) == 0
+    write_log(events, [ev(3, ET.BROKER_STARTUP, broker_id=1)], name="day2")
+    later = tmp_path / "later.txt"
+    later.write_text(DESCRIBE + "\tTopic: old\tPartition: 2\tLeader: 3\tReplicas: 3,2\tIsr: 3,2\n")
+    assert main([*first, "--run-id", "r2", "--initial-state", str(later)]) == 0
+    # Broker 1's return changes no ISR: only the leader grows it (AlterPartition).
+    assert _states(spark, out, "r2") == {0: ("OnlinePartition", 2, [2, 3], 1),
+                                         1: ("OnlinePartition", 3, [3], 0),
+                                         2: ("OnlinePartition", 3, [3, 2], 0)}
+    findings = spark.read.parquet(str(out / "findings")).where(
+        (F.col("run_id") == "r2") & (F.col("topic") == "old")).collect()
+    assert [(f.partition, f.kind, f.seq) for f in findings] == [(0, "snapshot_contradicts", 3)]
+    assert "leader 1 vs 2" in findings[0].detail
+    seeded = spark.read.parquet(str(out / "state_changes")).where(
+        (F.col("run_id") == "r2") & (F.col("reason") == "initialized from PartitionSnapshot"))
+    assert {r.partition for r in seeded.collect()} == {2}
