@@ -67,6 +67,7 @@ from jobs.replay.seed import (
     read_initial_state,
     seed_dir,
     seed_rows,
+    seed_source_exists,
     write_seed_rows,
 )
 from jobs.replay.sink import BatchSink
@@ -249,10 +250,12 @@ class TimelineStage:
         self.background.shutdown()
 
 
-def timeline_stage(spark: SparkSession, s: Settings) -> TimelineStage:
+def timeline_stage(spark: SparkSession, s: Settings, seed: Seed | None = None) -> TimelineStage:
     log_files = input_files(spark, s.events)
     history = load_history(spark, s.checkpoint, s.buckets)
     scan, scanned = scan_with_history(spark, s.events, log_files, history, s.buckets)
+    if seed is not None:
+        seed_clusters(scan, s)  # before anything is written
     timelines = build_timelines(scan)
     rows_written: dict[str, dict[str, int]] = {c: {} for c in timelines}
     batches: dict[str, list[pa.RecordBatch]] = {table: [] for table in TIMELINE_TABLES}
@@ -369,32 +372,41 @@ def summary_stage(spark: SparkSession, s: Settings, timeline: TimelineStage,
 
 # -- the job -------------------------------------------------------------------------------
 
-def seed_stage(spark: SparkSession, s: Settings, timeline: TimelineStage,
-               seed: Seed | None) -> str | None:
-    """Make the checkpoint's seed source (a new checkpoint always has one) and write this
-    run's `--initial-state` rows into it; a problem is returned as the job's error."""
+def seed_source(spark: SparkSession, s: Settings, seed: Seed | None) -> bool:
+    """Whether the query reads the checkpoint's seed folder (made on a new checkpoint);
+    InitialStateError when `--initial-state` cannot be honoured on this checkpoint."""
     query_started = path_exists(spark, s.under_checkpoint("query/offsets"))
-    timeline.seed_source = ensure_seed_source(spark, s.checkpoint, query_started)
-    if seed is None:
-        return None
-    if not timeline.seed_source:
-        return (f"--initial-state: checkpoint {s.checkpoint} was made before --initial-state "
-                "existed; seed a new checkpoint (a full replay)")
-    clusters = sorted(timeline.scan.buckets)
+    if seed is not None and query_started and not seed_source_exists(spark, s.checkpoint):
+        raise InitialStateError(
+            f"--initial-state: checkpoint {s.checkpoint} was made before --initial-state "
+            "existed; seed a new checkpoint (a full replay)")
+    return ensure_seed_source(spark, s.checkpoint, query_started)
+
+
+def seed_clusters(scan: LogScan, s: Settings) -> None:
+    """`--initial-state` names no cluster: the log must hold exactly one."""
+    clusters = sorted(scan.buckets)
     if len(clusters) != 1:
-        return (f"--initial-state needs an event log of one cluster; {s.events} holds "
-                f"{len(clusters)}: {clusters[:5]}")
+        raise InitialStateError(f"--initial-state needs an event log of one cluster; "
+                                f"{s.events} holds {len(clusters)}: {clusters[:5]}")
+
+
+def seed_stage(spark: SparkSession, s: Settings, timeline: TimelineStage,
+               seed: Seed | None) -> None:
+    """Write this run's `--initial-state` rows into the checkpoint's seed folder."""
+    if seed is None:
+        return
+    clusters = sorted(timeline.scan.buckets)
     applied = timeline.applied_through.get(clusters[0], -1)
     ts = first_new_event(read_events(spark, s.events), clusters[0], applied)
     if ts is None:
         log(f"initial state: no event after seq {applied}: nothing to seed")
-        return None
+        return
     rows = seed_rows(seed, clusters[0], applied + 1, ts)
     write_seed_rows(spark, s.checkpoint, s.run_id, rows)
     skipped = f"; without an assignment, not seeded: {seed.without_assignment[:10]}" \
         if seed.without_assignment else ""
     log(f"initial state: {len(rows)} PartitionSnapshot row(s) at seq {applied + 1}{skipped}")
-    return None
 
 
 def replay_run(spark: SparkSession, s: Settings, clock: StageClock,
@@ -411,12 +423,14 @@ def replay_run(spark: SparkSession, s: Settings, clock: StageClock,
     if ledger.records:
         log(f"run {s.run_id} resumes: batch(es) {sorted(ledger.records)} already written")
     start = time.perf_counter()
-    timeline = timeline_stage(spark, s)
+    try:
+        has_seed_source = seed_source(spark, s, seed)
+        timeline = timeline_stage(spark, s, seed)
+    except InitialStateError as exc:
+        return error(str(exc))
+    timeline.seed_source = has_seed_source
     clock.seconds["timeline"] = clock.since(start)
-    problem = seed_stage(spark, s, timeline, seed)
-    if problem is not None:
-        timeline.finish_writes()
-        return error(problem)
+    seed_stage(spark, s, timeline, seed)
     stream_stage(spark, s, timeline, ledger, clock)
     summary_stage(spark, s, timeline, ledger, clock)
     return 0

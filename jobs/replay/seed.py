@@ -112,17 +112,21 @@ def seed_dir(checkpoint: str) -> str:
     return f"{checkpoint.rstrip('/')}/{SEED_DIR}"
 
 
+def seed_source_exists(spark: SparkSession, checkpoint: str) -> bool:
+    return path_exists(spark, f"{seed_dir(checkpoint)}/{SEED_MARKER}")
+
+
 def ensure_seed_source(spark: SparkSession, checkpoint: str, query_started: bool) -> bool:
     """Whether this checkpoint's query reads the seed directory: every checkpoint made by
     this build does (its directory is made before the query first runs); one whose query
     ran before `--initial-state` existed has one source less and keeps it so (Structured
     Streaming refuses a query whose sources changed)."""
-    marker = f"{seed_dir(checkpoint)}/{SEED_MARKER}"
-    if path_exists(spark, marker):
+    if seed_source_exists(spark, checkpoint):
         return True
     if query_started:
         return False
-    write_text(spark, marker, "PartitionSnapshot rows of --initial-state, one folder per run\n")
+    write_text(spark, f"{seed_dir(checkpoint)}/{SEED_MARKER}",
+               "PartitionSnapshot rows of --initial-state, one folder per run\n")
     return True
 
 

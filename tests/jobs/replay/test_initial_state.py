@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -122,3 +123,33 @@ def test_a_later_run_seeds_only_what_is_still_unknown(spark: Any, tmp_path: Path
     seeded = spark.read.parquet(str(out / "state_changes")).where(
         (F.col("run_id") == "r2") & (F.col("reason") == "initialized from PartitionSnapshot"))
     assert {r.partition for r in seeded.collect()} == {2}
+
+
+@pytest.mark.spark
+def test_initial_state_on_a_log_of_two_clusters_is_refused(spark: Any, tmp_path: Path,
+                                                           capsys: Any) -> None:
+    events, out = tmp_path / "events", tmp_path / "out"
+    write_log(events, [*LOG, failover(3, 1, [1], cluster="other")])
+    rc = main(["--events", str(events), "--out", str(out), "--run-id", "r1",
+               "--initial-state", str(_describe(tmp_path))])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == 2 and len(err) == 1 and "needs an event log of one cluster" in err[0]
+    assert not (out / "broker_timeline").exists()
+
+
+@pytest.mark.spark
+def test_initial_state_on_a_checkpoint_older_than_it_is_refused(spark: Any, tmp_path: Path,
+                                                                capsys: Any) -> None:
+    # A checkpoint whose query ran without the seed source (made before --initial-state
+    # existed) keeps one source less; removing the seed folder stands for one here (the
+    # refusal comes before the query starts).
+    events, ck = tmp_path / "events", tmp_path / "ck"
+    write_log(events, LOG)
+    common = ["--events", str(events), "--out", str(tmp_path / "out"), "--checkpoint", str(ck)]
+    assert main([*common, "--run-id", "r1"]) == 0
+    shutil.rmtree(ck / "seed")
+    capsys.readouterr()
+    rc = main([*common, "--run-id", "r2", "--initial-state", str(_describe(tmp_path))])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert rc == 2 and len(err) == 1 and "was made before --initial-state" in err[0]
+    assert not (ck / "seed").exists()
