@@ -327,8 +327,10 @@ def snapshot_leadership(facts: DataFrame) -> DataFrame:
 
 def assemble_events(facts: DataFrame, assume_controller: int | None, assume_live: list[int]
                     ) -> DataFrame:
-    """Only the event facts walk through the (sequential) assembler, in one partition
-    sorted by the controller's order. ASSEMBLED_SCHEMA, persisted."""
+    """Only the event facts (and what a failover block's PartitionSnapshot rows are made
+    of: its `initial state` lines and `snapshot_leadership`) walk through the (sequential)
+    assembler, in one partition sorted by the controller's order. ASSEMBLED_SCHEMA,
+    persisted."""
     is_event = F.col("kind").isin(*EVENT_KINDS) | (
         (F.col("kind") == "partition_transition") & (F.col("from_state") == NONEXISTENT)
         & (F.col("to_state") == NEW) & F.col("valid")) | (F.col("kind") == SNAPSHOT_KIND)

@@ -60,14 +60,13 @@ def test_failure_of_the_leader_of_a_seeded_partition_elects_the_next_isr_replica
 
 
 def test_snapshot_sharing_the_failure_seq_is_applied_before_it() -> None:
-    # --initial-state seeds at the first seq of the run: the failure of that seq must see
+    # --initial-state may seed at the seq of the run's first event: a failure there must see
     # the seeded partition, so a snapshot comes before its seq's cluster step.
     log = Log(tick=SECOND)
     log.failover(0, [1, 2, 3])
     fail = log.failure(1)
-    snapshot(log, "t", 0, (1, 2, 3), same_seq=True, leader=1,
-                                        isr=(1, 2, 3), leader_epoch=5, zk_version=7,
-                                        controller_epoch=3)
+    snapshot(log, "t", 0, (1, 2, 3), same_seq=True, leader=1, isr=(1, 2, 3), leader_epoch=5,
+             zk_version=7, controller_epoch=3)
     assert log.events[-1].seq == fail
     _, out = replay_log(log)
     assert final(out, "t", 0) == (P.OnlinePartition.name, 2, (2, 3), 6, 8, 1)
