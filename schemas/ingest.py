@@ -73,6 +73,8 @@ INGEST_SUMMARY_SCHEMA = T.StructType([
     _f("file", T.StringType()),  # "*": the total row
     *_longs("lines_read", "lines_used", "lines_extracted", "lines_informational",
             "lines_ignored", "lines_unparsed", "events", "observations"),
+    # Release lines the line formats fit (`jobs.ingest.logparse.version`): "2.3" or "2.4-3.9".
+    _f("kafka_version", T.StringType()),
 ])
 
 UNPARSED_SCHEMA = T.StructType([

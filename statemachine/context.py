@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from statemachine.cluster import ClusterState, ClusterTimeline
 from statemachine.events import Event
 from statemachine.model import RECOVERED, RECOVERING, Part, Topic
+from statemachine.profiles import KafkaProfile, profile_for
 from statemachine.rows import (
     FindingRow,
     Ints,
@@ -21,6 +22,7 @@ from statemachine.rows import (
     StopReplicaRow,
     UpdateMetadataRow,
 )
+from statemachine.scala_order import check_binary
 from statemachine.states import PARTITION_NAMES, REPLICA_NAMES
 from statemachine.windows import open_rows
 
@@ -45,6 +47,19 @@ class ReplayConfig:
     # (PartitionCreated / TopicConfigChanged): a what-if's `topic_config`. Empty for a
     # replay, where the log's setting is the topic's.
     topic_unclean_leader_election_enable: tuple[tuple[str, bool], ...] = ()
+    # The Kafka release line replayed (`statemachine.profiles`), and its Scala binary.
+    kafka_version: str = "3.7"
+    # Scala binary version of the Kafka build ("2.13" for 3.x, "2.12" for the 2.x line):
+    # the iteration order of its hash maps of broker ids (`statemachine.scala_order`).
+    scala_binary: str = "2.13"
+
+    def __post_init__(self) -> None:
+        check_binary(self.scala_binary)
+
+    @property
+    def profile(self) -> KafkaProfile:
+        """The behaviour switches of `kafka_version` (ValueError when unsupported)."""
+        return profile_for(self.kafka_version)
 
     def unclean_leader_election_override(self, topic: str) -> bool | None:
         """The topic's forced unclean.leader.election.enable, or None (the log decides)."""

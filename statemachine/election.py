@@ -65,7 +65,8 @@ def controlled_shutdown(
 ) -> Elected | None:
     """`ControlledShutdownPartitionLeaderElectionStrategy`: the first ISR replica
     that is registered and not shutting down; the new ISR drops every shutting-down broker;
-    recipients include the shutting-down broker (KAFKA-7482, 2.1+)."""
+    recipients include the shutting-down broker (KAFKA-7482, 2.1+). Version note: before 2.1
+    the caller passes the live brokers only (`partition_machine.controlled_shutdown_strategy`)."""
     candidates = tuple(r for r in assignment if r in live_or_shutting_down)
     for r in candidates:
         if r in isr and r not in shutting_down:

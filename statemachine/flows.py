@@ -119,7 +119,7 @@ def _failure(ctx: ControllerContext, brokers: Ints) -> None:
     # Partitions led by a shutting-down broker lose their leader here too (they are in
     # partitionsWithOfflineLeader), so wake the topics of shutting-down brokers as well.
     for topic in ctx.topics_on((*brokers, *sorted(ctx.shutting_down))):
-        on_replicas_become_offline(ctx, topic, _hosted(topic, brokers))
+        on_replicas_become_offline(ctx, topic, _hosted(topic, brokers), brokers)
 
 
 def on_broker_startup(ctx: ControllerContext, topic: Topic, new: Ints) -> None:
@@ -130,7 +130,8 @@ def on_broker_startup(ctx: ControllerContext, topic: Topic, new: Ints) -> None:
     if not replicas:
         return
     parts = list(dict.fromkeys(p for p, _ in replicas))
-    handle_replica_changes(ctx, topic, replicas, R.OnlineReplica)
+    # One OnlineReplica call for the replicas on all new brokers: their groupBy order.
+    handle_replica_changes(ctx, topic, replicas, R.OnlineReplica, new)
     trigger_online(ctx, topic, parts)
     for part in parts:
         if part.being_reassigned and any(r in new for r in part.target_replicas):
@@ -141,9 +142,10 @@ def on_broker_startup(ctx: ControllerContext, topic: Topic, new: Ints) -> None:
 
 
 def on_replicas_become_offline(ctx: ControllerContext, topic: Topic,
-                               replicas: Sequence[Replica]) -> None:
+                               replicas: Sequence[Replica], failed: Ints = ()) -> None:
     """`KafkaController.onReplicasBecomeOffline` for the replicas of one topic on the
-    failed brokers."""
+    `failed` brokers (Kafka's one OfflineReplica call spans all their replicas: its
+    groupBy order is that of all of them)."""
     live = ctx.live
     hosted = {p.partition for p, _ in replicas}
     offline_leader = [
@@ -155,7 +157,7 @@ def on_replicas_become_offline(ctx: ControllerContext, topic: Topic,
         handle_partition_changes(ctx, topic, offline_leader, P.OfflinePartition)
         woken = list(dict.fromkeys([*offline_leader, *(p for p, _ in replicas)]))
         trigger_online(ctx, topic, woken)
-        handle_replica_changes(ctx, topic, replicas, R.OfflineReplica)
+        handle_replica_changes(ctx, topic, replicas, R.OfflineReplica, failed)
     else:
         deletion.fail_replica_deletion(ctx, topic, replicas)
 
@@ -215,7 +217,10 @@ def on_controller_failover(ctx: ControllerContext, topic: Topic) -> None:
                            REPLICA_NAMES[old.get(r, R.NonExistentReplica)], state.name, True,
                            "initialized by controller failover")
     handle_replica_changes(ctx, topic, online, R.OnlineReplica)
-    handle_replica_changes(ctx, topic, offline, R.OfflineReplica)
+    if ctx.config.profile.failover_offline_transition:
+        # Version note: from 2.3 (KAFKA-3143); before, dead replicas keep their leadership
+        # and ISR membership in ZK until their broker changes again.
+        handle_replica_changes(ctx, topic, offline, R.OfflineReplica)
     # PartitionStateMachine.startup (initializePartitionState).
     for part in parts:
         if part.has_leadership:
@@ -319,7 +324,10 @@ def _isr_changed(ctx: ControllerContext, e: Event) -> None:
     if isr != part.isr:
         part.isr = isr
         part.zk_version += 1
-        part.written(ctx.epoch)
+        if ctx.config.profile.alter_isr:
+            part.written(ctx.epoch)
+        # Version note: before 2.7 the leader wrote ZK itself, with the controller epoch of
+        # its last LeaderAndIsr: the stored epochs are left as they were.
         if len(isr) > 1:
             part.recovering = False  # a RECOVERING leader may only grow the ISR once done
     # The idempotent echo writes nothing and leaves the cache alone: Kafka refreshes the
@@ -333,9 +341,20 @@ def _isr_changed(ctx: ControllerContext, e: Event) -> None:
 def _alter_partition_error(ctx: ControllerContext, part: Part, isr: Ints, leader_epoch: int | None,
                            ) -> str | None:
     """The partition-level checks of AlterPartition (3.3+ order), None when accepted. An
-    ISR equal to the current one is accepted without a write (idempotent)."""
+    ISR equal to the current one is accepted without a write (idempotent).
+
+    Version note: before 2.7 (KIP-497) the leader wrote the ISR to ZK itself and the
+    controller only reloaded it (`IsrChangeNotification`): nothing is checked. From 2.7 to
+    3.2 AlterIsr fences a stale leader epoch only; KIP-841 (3.3) adds the rest."""
     if not part.has_leadership:
         return "UNKNOWN_TOPIC_OR_PARTITION: no leadership info"
+    profile = ctx.config.profile
+    if not profile.alter_isr:
+        return None
+    if not profile.alter_partition_kip841:
+        if leader_epoch is not None and leader_epoch < part.leader_epoch:
+            return f"FENCED_LEADER_EPOCH: leader epoch {leader_epoch} is behind {part.leader_epoch}"
+        return None
     if leader_epoch is not None and leader_epoch != part.leader_epoch:
         if leader_epoch > part.leader_epoch:
             return f"NOT_CONTROLLER: leader epoch {leader_epoch} is ahead of {part.leader_epoch}"

@@ -48,8 +48,11 @@ def preferred_strategy(ctx: ControllerContext, topic: Topic, part: Part) -> Elec
 
 def controlled_shutdown_strategy(ctx: ControllerContext, topic: Topic,
                                  part: Part) -> Elected | None:
-    return election.controlled_shutdown(part.replicas, part.isr, ctx.live_or_shutting_down,
-                                        ctx.shutting_down)
+    # Version note: before 2.1 (KAFKA-7482) the candidates, hence the recipients, are the
+    # live replicas only: the shutting-down broker gets no LeaderAndIsr.
+    registered = (ctx.live_or_shutting_down if ctx.config.profile.shutdown_notifies_shutting_down
+                  else ctx.live)
+    return election.controlled_shutdown(part.replicas, part.isr, registered, ctx.shutting_down)
 
 
 def handle_partition_changes(
@@ -138,8 +141,8 @@ def _elect(ctx: ControllerContext, topic: Topic, batch: RequestBatch, part: Part
     part.zk_version += 1
     part.written(ctx.epoch)
     if elected.unclean:
-        # IBP >= 3.2 (KIP-704); earlier versions keep RECOVERED.
-        part.recovering = True
+        # Version note: RECOVERING from IBP 3.2 (KIP-704); earlier versions keep RECOVERED.
+        part.recovering = ctx.config.profile.leader_recovery_state
         ctx.finding(topic.name, part.partition, elected.leader, "unclean_leader_election",
                     f"{topic.name}-{part.partition} elected {elected.leader}, which was not "
                     "in the ISR; data may be lost")

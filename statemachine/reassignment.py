@@ -1,5 +1,6 @@
 """Partition reassignment, the KIP-455 model of Kafka 2.4+: `KafkaController`'s
-`onPartitionReassignment` and the steps around it, as in Kafka 3.7.1."""
+`onPartitionReassignment` and the steps around it, as in Kafka 3.7.1; and, for the profiles
+before 2.4, the older steps (bottom of the file)."""
 
 from __future__ import annotations
 
@@ -59,8 +60,11 @@ def request(ctx: ControllerContext, topic: Topic, part: Part, target: Ints) -> N
                     + ("is queued for deletion" if topic.queued_for_deletion
                        else "has no assignment"))
         return
-    # maybeBuildReassignment: an ongoing reassignment is re-targeted from its origin.
-    new = current_assignment(part).reassign_to(target)
+    if ctx.config.profile.kip455_reassignment:
+        # maybeBuildReassignment: an ongoing reassignment is re-targeted from its origin.
+        new = current_assignment(part).reassign_to(target)
+    else:
+        new = _zk_context(part, target)
     offline_adding = [r for r in new.adding if r not in ctx.live]
     if offline_adding:
         # The API path rejects this (INVALID_REPLICA_ASSIGNMENT); the ZK path, which
@@ -86,6 +90,9 @@ def _complete(part: Part, assignment: Assignment) -> bool:
 
 def on_partition_reassignment(ctx: ControllerContext, topic: Topic, part: Part,
                               new: Assignment) -> None:
+    if not ctx.config.profile.kip455_reassignment:
+        _on_partition_reassignment_before_kip455(ctx, topic, part, new)
+        return
     deletion.mark_ineligible(topic)
     current = current_assignment(part)
     if current != new:
@@ -143,3 +150,61 @@ def stop_removed_replicas(ctx: ControllerContext, topic: Topic, part: Part, remo
     for target in (R.OfflineReplica, R.ReplicaDeletionStarted, R.ReplicaDeletionSuccessful,
                    R.NonExistentReplica):
         handle_replica_changes(ctx, topic, replicas, target)
+
+
+# -- Version note: before 2.4 (KIP-455) ---------------------------------------------------
+# ZK holds the assignment OAR + RAR while a reassignment runs and /admin/reassign_partitions
+# the target RAR; the replay keeps RAR as `removing` (AR - RAR) and the replicas to start as
+# `adding` (RAR - AR at request time), the controller's `partitionsBeingReassigned`.
+
+
+def _zk_context(part: Part, target: Ints) -> Assignment:
+    """AR = (RAR ++ AR) without duplicates: a re-target extends the running union and
+    drops nothing until the end (the znode's new RAR replaces the old one)."""
+    union = tuple(dict.fromkeys((*target, *part.replicas)))
+    return Assignment(union, tuple(r for r in target if r not in part.replicas),
+                      tuple(r for r in union if r not in target))
+
+
+def _on_partition_reassignment_before_kip455(ctx: ControllerContext, topic: Topic, part: Part,
+                                             new: Assignment) -> None:
+    """The twelve steps of `onPartitionReassignment` before 2.4."""
+    deletion.mark_ineligible(topic)
+    if current_assignment(part) != new:
+        ctx.set_assignment(topic, part, new.replicas, new.adding, new.removing)  # step 1
+    if not part.has_leadership:
+        ctx.finding(topic.name, part.partition, None, "reassignment_without_leader",
+                    f"{topic.name}-{part.partition} has no leadership info; Kafka fails the "
+                    "leader epoch update of the reassignment")
+        return
+    rar = new.target
+    if not all(r in part.isr for r in rar):
+        # Steps 2-3: LeaderAndIsr (isNew=false) to OAR + RAR, then start RAR - OAR.
+        _bump_and_send(ctx, topic, part, part.replicas)
+        for a in new.adding:
+            handle_replica_changes(ctx, topic, [(part, a)], R.NewReplica)
+        return
+    old_and_new = part.replicas
+    for r in rar:  # step 5: every RAR replica, one call each
+        handle_replica_changes(ctx, topic, [(part, r)], R.OnlineReplica)
+    ctx.set_assignment(topic, part, rar)  # step 6
+    if part.leader in rar and part.leader in ctx.live:
+        _bump_and_send(ctx, topic, part, old_and_new)  # step 7, leader kept
+    else:
+        handle_partition_changes(ctx, topic, [part], PartitionState.OnlinePartition,
+                                 reassign_strategy)
+    removed = tuple(r for r in old_and_new if r not in rar)
+    if removed:
+        stop_removed_replicas(ctx, topic, part, removed)  # steps 8-9
+    send_update_metadata(ctx, topic, part)  # step 12
+    deletion.resume_for_topic(ctx, topic)
+
+
+def _bump_and_send(ctx: ControllerContext, topic: Topic, part: Part, recipients: Ints) -> None:
+    """`updateLeaderEpochAndSendRequest` before 2.4: every recipient gets isNew=false."""
+    part.leader_epoch += 1
+    part.zk_version += 1
+    part.written(ctx.epoch)
+    batch = RequestBatch(ctx, topic)
+    batch.add_leader_and_isr(recipients, part, is_new=False)
+    batch.send()

@@ -1,11 +1,11 @@
 """`ZkReplicaStateMachine.handleStateChanges` for replicas of one topic (Kafka 3.7.1,
 `ReplicaStateMachine.scala`).
 
-One call is one request batch. Replicas are grouped by broker and the groups run in
-ascending broker id. Kafka iterates the Scala `HashMap` that `groupBy` builds here, so when
-several brokers leave one ISR in one call, which member survives as the last one follows
-Kafka's hash order; ascending id is the replay's deterministic choice (a known deviation,
-see docs/core.md).
+One call is one request batch. Replicas are grouped by broker (`replicas.groupBy(_.replica)`)
+and the groups run in the order the Scala library iterates that map
+(`statemachine.scala_order`, for `ReplayConfig.scala_binary`): when several brokers leave
+one ISR in one call, which member survives as the last one follows that order, and so does
+the content of the batch's LeaderAndIsr requests.
 """
 
 from __future__ import annotations
@@ -15,7 +15,14 @@ from collections.abc import Sequence
 from statemachine.context import ControllerContext
 from statemachine.model import NO_LEADER, Part, Topic
 from statemachine.requests import RequestBatch
-from statemachine.states import REPLICA_NAMES, REPLICA_VALID_PREVIOUS, ReplicaState
+from statemachine.rows import Ints
+from statemachine.scala_order import group_by_order
+from statemachine.states import (
+    REPLICA_NAMES,
+    REPLICA_VALID_PREVIOUS,
+    REPLICA_VALID_PREVIOUS_BEFORE_2_3,
+    ReplicaState,
+)
 
 R = ReplicaState
 MACHINE = "replica"
@@ -25,15 +32,21 @@ Replica = tuple[Part, int]  # (partition, broker id)
 
 
 def handle_replica_changes(ctx: ControllerContext, topic: Topic, replicas: Sequence[Replica],
-                           target: ReplicaState) -> None:
+                           target: ReplicaState, call_brokers: Ints = ()) -> None:
+    """`call_brokers`: the brokers of Kafka's whole call when it spans more topics than
+    this one (a broker change's failed brokers); the groupBy's order depends on every key
+    of the map, not only on this topic's. Empty: the call is `replicas` alone."""
     if not replicas:
         return
     batch = RequestBatch(ctx, topic)
     by_broker: dict[int, list[Part]] = {}
     for part, b in replicas:
         by_broker.setdefault(b, []).append(part)
-    valid_previous = REPLICA_VALID_PREVIOUS[target]
-    for b in sorted(by_broker):
+    # Version note: the valid previous states of Ineligible before 2.3 (states.py).
+    table = (REPLICA_VALID_PREVIOUS if ctx.config.profile.ineligible_from_offline
+             else REPLICA_VALID_PREVIOUS_BEFORE_2_3)
+    valid_previous = table[target]
+    for b in _broker_order(ctx, tuple(by_broker), call_brokers):
         valid: list[Part] = []
         for part in by_broker[b]:
             current = part.replica_states.get(b)
@@ -44,16 +57,24 @@ def handle_replica_changes(ctx: ControllerContext, topic: Topic, replicas: Seque
             if current in valid_previous:
                 valid.append(part)
             else:
-                _invalid(ctx, topic, part, b, current, target)
+                _invalid(ctx, topic, part, b, current, target, valid_previous)
         if valid:
             _TRANSITIONS[target](ctx, topic, batch, valid, b)
     batch.send()
 
 
+def _broker_order(ctx: ControllerContext, keys: Ints, call_brokers: Ints) -> Ints:
+    """This call's brokers in the order Kafka's groupBy visits them."""
+    if not call_brokers:
+        return group_by_order(keys, ctx.config.scala_binary)
+    order = group_by_order(tuple(dict.fromkeys((*call_brokers, *keys))), ctx.config.scala_binary)
+    return tuple(b for b in order if b in keys)
+
+
 def _invalid(ctx: ControllerContext, topic: Topic, part: Part, b: int, current: int,
-             target: ReplicaState) -> None:
+             target: ReplicaState, valid_previous: frozenset[ReplicaState]) -> None:
     reason = (f"Replica {b} for partition {topic.name}-{part.partition} should be in the "
-              f"{', '.join(s.name for s in sorted(REPLICA_VALID_PREVIOUS[target]))} states "
+              f"{', '.join(s.name for s in sorted(valid_previous))} states "
               f"before moving to {target.name} state. Instead it is in "
               f"{REPLICA_NAMES[current]} state")
     ctx.change(topic.name, part, b, MACHINE, REPLICA_NAMES[current], NAMES[target], False, reason)
@@ -132,7 +153,9 @@ def _to_offline(ctx: ControllerContext, topic: Topic, batch: RequestBatch, parts
                 batch.add_leader_and_isr(tuple(r for r in part.replicas if r != b), part,
                                          is_new=False)
         else:
-            batch.add_update_metadata(None)  # refreshes the broker list only (2.4+)
+            # Refreshes the broker list only, so no row comes of it. Version note: sent
+            # from 2.3 on (before, the state alone changed): no table differs.
+            batch.add_update_metadata(None)
         _set(ctx, topic, part, b, R.OfflineReplica)
 
 

@@ -52,6 +52,12 @@ REPLICA_VALID_PREVIOUS: Final[dict[ReplicaState, frozenset[ReplicaState]]] = {
     _R.NonExistentReplica: frozenset({_R.ReplicaDeletionSuccessful}),
 }
 
+# Version note: the same table before 2.3 (KafkaProfile.ineligible_from_offline false).
+REPLICA_VALID_PREVIOUS_BEFORE_2_3: Final[dict[ReplicaState, frozenset[ReplicaState]]] = {
+    **REPLICA_VALID_PREVIOUS,
+    _R.ReplicaDeletionIneligible: frozenset({_R.ReplicaDeletionStarted}),
+}
+
 PARTITION_VALID_PREVIOUS: Final[dict[PartitionState, frozenset[PartitionState]]] = {
     _P.NewPartition: frozenset({_P.NonExistentPartition}),
     _P.OnlinePartition: frozenset({_P.NewPartition, _P.OnlinePartition, _P.OfflinePartition}),

@@ -13,6 +13,8 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from statemachine.profiles import profile_for
+
 REPO_ROOT = Path(__file__).resolve().parent.parent.parent
 DEFAULT_CONFIG = "conf/replay.toml"
 SECTIONS = ("replay", "kafka")
@@ -23,6 +25,8 @@ DEFAULTS: dict[str, Any] = {
     "unclean_leader_election_enable": False,
     "delete_topic_enable": True,
     "min_insync_replicas": 1,
+    # The Kafka release line replayed (statemachine/profiles.py): `--kafka-version` wins.
+    "kafka_version": "3.7",
     "topics": {},
 }
 # Per-topic settings a `[topics."NAME"]` table may hold (Kafka topic configs).
@@ -65,3 +69,10 @@ def _topic_settings(topics: Mapping[str, Any], source: Path) -> dict[str, dict[s
             raise ValueError(f"{source}: [topics.{name!r}] has unknown setting(s) "
                              f"{sorted(unknown)}; known: {sorted(TOPIC_SETTINGS)}")
     return {name: dict(settings) for name, settings in topics.items()}
+
+
+def kafka_release(cfg: Mapping[str, Any], flag: str | None = None) -> tuple[str, str]:
+    """(kafka_version, scala_binary) for a ReplayConfig: `flag` (`--kafka-version`) over the
+    file's `[kafka] kafka_version`; ValueError (one line) when malformed or unsupported."""
+    version = str(flag if flag is not None else cfg.get("kafka_version", DEFAULTS["kafka_version"]))
+    return version.strip(), profile_for(version).scala_binary

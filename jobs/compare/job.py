@@ -18,7 +18,9 @@ replay's --out (`state_changes/`, `leader_and_isr_requests/`, `update_metadata_r
                         `inferred` (only the replay: Kafka 2.6+ logs most transitions at TRACE,
                         which the default INFO config drops), `observed_only` (Kafka logged it,
                         the replay did not: a divergence)
-    compare_summary/    counts by status and by evidence
+    compare_summary/    counts by status and by evidence; `kafka_profile:<name>`, the release
+                        profile the comparison holds the replay to (`jobs.compare.profile`:
+                        --kafka-version, else the release the ingest detected)
 
 Stages: extract (the observations and the replay's tables, one layout for the cogroup) ->
 transform (`jobs.compare.partitions.compare_partition` per partition through Spark's cogroup,
@@ -29,6 +31,7 @@ the tables, then count them). How a logged value is matched is in `jobs.compare.
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import NamedTuple
@@ -46,6 +49,7 @@ from jobs.compare.partitions import (
     Observation,
     compare_partition,
 )
+from jobs.compare.profile import ProfileChoice, choose_profile
 from schemas.arrow import arrow_schema
 from schemas.compare import (
     BROKERS_SCHEMA,
@@ -68,6 +72,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--out", required=True, help="output directory")
     p.add_argument("--run-id", help="replay run to compare (default: the newest)")
     p.add_argument("--master", help="Spark master (default: spark-submit's, else local[*])")
+    p.add_argument("--kafka-version", help="Kafka release line of the log, X.Y from 0.8 to "
+                   "3.9 (default: the one the ingest detected, else 3.7)")
     return p.parse_args(list(argv) if argv is not None else None)
 
 
@@ -270,21 +276,37 @@ def summary_counts(outputs: Outputs) -> dict[str, int]:
     return counts
 
 
-def load(spark: SparkSession, outputs: Outputs, out: str) -> dict[str, int]:
+def load(spark: SparkSession, outputs: Outputs, out: str,
+         extra: dict[str, int] | None = None) -> dict[str, int]:
     out = out.rstrip("/")
     outputs.comparison.write.mode("overwrite").parquet(f"{out}/comparison")
     outputs.transitions.write.mode("overwrite").parquet(f"{out}/transitions")
     outputs.brokers.write.mode("overwrite").parquet(f"{out}/brokers")
-    counts = summary_counts(outputs)
+    counts = {**summary_counts(outputs), **(extra or {})}
     spark.createDataFrame(sorted(counts.items()), COMPARE_SUMMARY_SCHEMA).coalesce(1) \
         .write.mode("overwrite").parquet(f"{out}/compare_summary")
     return counts
 
 
+def detected_version(spark: SparkSession, observed: str) -> str | None:
+    """The total row's `kafka_version` of the ingest summary next to the observations."""
+    path = observed_dir(observed).rsplit("/", 1)[0] + "/ingest_summary"
+    if not path_exists(spark, path):
+        return None
+    df = spark.read.parquet(path)
+    if "kafka_version" not in df.columns:
+        return None  # an ingest output written before the column existed
+    total = df.filter(F.col("file") == "*").select("kafka_version").collect()
+    return str(total[0][0]) if total and total[0][0] is not None else None
+
+
 def run(spark: SparkSession, args: argparse.Namespace,
         log: Callable[[str], object] = print) -> dict[str, int]:
+    choice: ProfileChoice = choose_profile(args.kafka_version,
+                                           detected_version(spark, args.observed))
+    log(f"compare: Kafka release profile {choice.profile} ({choice.reason})")
     outputs = transform(spark, extract(spark, args))
-    counts = load(spark, outputs, args.out)
+    counts = load(spark, outputs, args.out, {f"kafka_profile:{choice.profile}": 1})
     outputs.compared.unpersist()
     log("compare: " + ", ".join(f"{k}={v}" for k, v in sorted(counts.items())))
     return counts
@@ -292,6 +314,11 @@ def run(spark: SparkSession, args: argparse.Namespace,
 
 def main(argv: Sequence[str] | None = None, spark: SparkSession | None = None) -> int:
     args = parse_args(argv)
+    try:
+        choose_profile(args.kafka_version, None)  # a bad --kafka-version stops before Spark
+    except ValueError as exc:
+        print(f"[compare] ERROR: {exc}", file=sys.stderr, flush=True)
+        return 2
     if spark is None:
         from jobs.common.session import build_session
 

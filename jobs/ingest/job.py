@@ -11,7 +11,8 @@ Writes Parquet tables under --out (schemas in `schemas.ingest`):
     events/                  the controller events, EVENT_SCHEMA exactly, `seq` in order
     observed_state_changes/  every transition, leader, ISR, epoch and request Kafka logged
     ingest_summary/          lines read / used (extracted, informational) / ignored /
-                             unparsed per file, and a total row (file = "*")
+                             unparsed per file, and a total row (file = "*"); the Kafka
+                             release lines the line formats fit (`kafka_version`)
     unparsed/                controller-looking lines no template knows: file, line, text
 
 Stages: extract (read lines with Spark, file path and split offset from `_metadata`; parse
@@ -43,6 +44,7 @@ from jobs.ingest.logparse.envelope import Clock
 from jobs.ingest.logparse.facts import EVENT_KINDS, OBSERVED_EVENT_KINDS, Fact, Located
 from jobs.ingest.logparse.pipeline import DEFAULT_INCLUDE, wanted
 from jobs.ingest.logparse.seeding import LEADERSHIP_KINDS, SNAPSHOT_KIND
+from jobs.ingest.logparse.version import MARKERS, detect
 from schemas.arrow import arrow_schema
 from schemas.event_types import DEFAULT_CLUSTER
 from schemas.events import EVENT_SCHEMA
@@ -384,6 +386,21 @@ class Tables(NamedTuple):
     unparsed: DataFrame
     assembled: DataFrame  # persisted: the events before their contract's columns
     lines: dict[str, LineCounts]  # per file (display name)
+    markers: dict[str, frozenset[str]]  # per file (display name): version markers seen
+
+
+def version_markers(spark: SparkSession, files: list[str]) -> dict[str, frozenset[str]]:
+    """The version markers (`jobs.ingest.logparse.version.MARKERS`) each file carries, by
+    display name: one scan of the lines with the JVM's regular expressions."""
+    if not files:
+        return {}
+    flags = [F.max(F.col("value").rlike(m.pattern).cast("int")).alias(m.name)
+             for m in MARKERS]
+    rows = (spark.read.text(files).select("value", F.col("_metadata.file_path").alias("path"))
+            .groupBy("path").agg(*flags).collect())
+    root = _display_root(sorted(r["path"] for r in rows))
+    return {(r["path"][len(root):] if r["path"].startswith(root) else r["path"]):
+            frozenset(m.name for m in MARKERS if r[m.name]) for r in rows}
 
 
 def transform(spark: SparkSession, parsed: DataFrame, counts: list[BlockCount],
@@ -395,7 +412,8 @@ def transform(spark: SparkSession, parsed: DataFrame, counts: list[BlockCount],
     facts = located.filter(F.col("rtype") == blocks.FACT).select(*blocks.SORTED_COLUMNS)
     assembled = assemble_events(facts, args.assume_controller, live)
     return Tables(events_table(assembled, cluster), observed_table(facts, assembled, cluster),
-                  unparsed_table(located, cluster), assembled, lines)
+                  unparsed_table(located, cluster), assembled, lines,
+                  version_markers(spark, sorted({c.path for c in counts})))
 
 
 # -- load ----------------------------------------------------------------------------------
@@ -413,14 +431,16 @@ class SummaryRow(NamedTuple):
     lines_unparsed: int
     events: int
     observations: int
+    kafka_version: str | None  # the release lines the file's formats fit, e.g. "2.4-3.9"
 
     @classmethod
-    def of(cls, cluster: str, file: str, lines: LineCounts, events: int, observations: int
-           ) -> SummaryRow:
+    def of(cls, cluster: str, file: str, lines: LineCounts, events: int, observations: int,
+           markers: frozenset[str] = frozenset()) -> SummaryRow:
+        found = detect(markers)
         return cls(cluster, file, lines.lines_read,
                    lines.lines_extracted + lines.lines_informational, lines.lines_extracted,
                    lines.lines_informational, lines.lines_ignored, lines.lines_unparsed,
-                   events, observations)
+                   events, observations, found.text() if found else None)
 
 
 def rows_per_file(table: DataFrame) -> dict[str, int]:
@@ -434,13 +454,17 @@ def summary_rows(tables: Tables, cluster: str) -> list[SummaryRow]:
     """One row per file, then the total (file "*"), whose events include an assumed
     failover, which has no file."""
     events, observations = rows_per_file(tables.events), rows_per_file(tables.observed)
+    markers = tables.markers
     rows = [SummaryRow.of(cluster, name, tables.lines[name], events.get(name, 0),
-                          observations.get(name, 0)) for name in sorted(tables.lines)]
+                          observations.get(name, 0), markers.get(name, frozenset()))
+            for name in sorted(tables.lines)]
     total_lines = LineCounts()
     for lines in tables.lines.values():
         total_lines = total_lines.plus(lines)
+    # The total's range fits every file (null when the files disagree).
     rows.append(SummaryRow.of(cluster, "*", total_lines, tables.events.count(),
-                              sum(r.observations for r in rows)))
+                              sum(r.observations for r in rows),
+                              frozenset().union(*markers.values())))
     return rows
 
 
@@ -469,9 +493,10 @@ def run(spark: SparkSession, args: argparse.Namespace, log: Log = print) -> dict
         df.unpersist()
     result: dict[str, float] = {
         **{k: v for k, v in total._asdict().items()
-           if k not in ("cluster", "file", "lines_used")},
+           if k not in ("cluster", "file", "lines_used", "kafka_version")},
         "files": len(tables.lines), "skipped_files": len(extracted.skipped),
         "seconds": round(time.time() - t0, 1), "parse_seconds": round(t_parse - t0, 1)}
+    log(f"ingest_logs: line formats of Kafka {total.kafka_version or '(not recognised)'}")
     log(f"ingest_logs: {result['files']} files, {total.lines_read} lines read, "
         f"{total.lines_used} used ({total.lines_extracted} extracted), "
         f"{total.lines_ignored} ignored, {total.lines_unparsed} unparsed; {total.events} "

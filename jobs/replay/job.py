@@ -1,7 +1,7 @@
 """Replay a controller event log with Spark and write the state, request and finding tables.
 
     .venv/bin/python -m jobs.replay --events DIR --out DIR [--checkpoint DIR] [--run-id ID]
-        [--config FILE] [--buckets N] [--master URL]
+        [--config FILE] [--buckets N] [--master URL] [--kafka-version X.Y]
     spark-submit --py-files dist/replay.zip jobs/submit.py replay <same arguments>
 
 Stages (`main`): settings -> check the files' schemas (fail fast) -> the timeline stage:
@@ -34,7 +34,7 @@ import pyarrow as pa
 from pyspark.sql import SparkSession
 from pyspark.sql.streaming.query import StreamingQuery
 
-from jobs.common.config import DEFAULT_CONFIG, find_file, load_config
+from jobs.common.config import DEFAULT_CONFIG, find_file, kafka_release, load_config
 from jobs.common.lease import CheckpointLease, LeaseHeld
 from jobs.common.paths import run_id_problem
 from jobs.common.session import build_session, under_spark_submit
@@ -147,12 +147,18 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                    help="with --audit: the severity that fails the run (default critical)")
     p.add_argument("--observed", nargs="+", default=(),
                    help="with --audit: kafka-topics --describe or ZooKeeper dump files")
+    p.add_argument("--kafka-version", help="Kafka release line replayed, X.Y from 0.8 to "
+                   "3.9 (overrides config's [kafka] kafka_version; default 3.7)")
     return p.parse_args(argv)
 
 
-def replay_config(cfg: dict[str, Any]) -> ReplayConfig:
-    """The controller settings of the config file: Kafka's broker defaults, then topics'."""
+def replay_config(cfg: dict[str, Any], kafka_version: str | None = None) -> ReplayConfig:
+    """The controller settings of the config file: Kafka's broker defaults, then topics';
+    the release line (`kafka_version` over the file's) and its Scala binary."""
+    version, scala_binary = kafka_release(cfg, kafka_version)
     return ReplayConfig(
+        kafka_version=version,
+        scala_binary=scala_binary,
         unclean_leader_election_enable=bool(cfg["unclean_leader_election_enable"]),
         delete_topic_enable=bool(cfg["delete_topic_enable"]),
         min_insync_replicas=int(cfg["min_insync_replicas"]),
@@ -178,7 +184,7 @@ def read_settings(argv: list[str] | None) -> Settings:
         temporary_checkpoint=args.checkpoint is None,
         run_id=args.run_id or datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ"),
         buckets=int(args.buckets or cfg["buckets"]),
-        config=replay_config(cfg),
+        config=replay_config(cfg, args.kafka_version),
         max_file_age=str(cfg["max_file_age"]),
         config_file=cfg_path,
         spark_conf=spark_conf,

@@ -11,12 +11,17 @@ and applies the outcome of each controller flow the simulator emits (Kafka 3.7.1
   last ISR member, and clears the leader if it was the replica;
 * the leader's own ISR changes (IsrChanged / AlterPartition) never bump the epoch.
 
-Several brokers in one event are handled in ascending id, as the replay does (docs/core.md).
+Several brokers in one controller call are handled in the order Kafka's
+`replicas.groupBy(_.replica)` visits them, under the Scala 2.13 library of Kafka 3.7.1
+(`statemachine.scala_order`: Scala's own hashing, not the core's logic).
 """
 
 from __future__ import annotations
 
+from statemachine.scala_order import group_by_order
+
 NO_LEADER = -1
+SCALA_BINARY = "2.13"  # the Scala build of Kafka 3.7.1 (the replay's default)
 
 
 class Part:
@@ -76,6 +81,11 @@ class Truth:
         if t is None or partition >= len(t.pids):
             return None
         return self.parts[t.pids[partition]]
+
+    def _hosts_live_topic(self, b: int) -> bool:
+        """Whether broker b hosts a replica of a topic not queued for deletion."""
+        return any(not self._queued(p) for pid in self.hosted[b]
+                   if (p := self.parts[pid]) is not None)
 
     def _queued(self, p: Part) -> bool:
         return self.topics[p.topic].queued
@@ -197,8 +207,8 @@ class Truth:
                 p.epoch += 1
         else:
             p.epoch += 1
-        # B4: stopRemovedReplicas -> OfflineReplica for each removed replica, by broker id.
-        for r in sorted(removing):
+        # B4: stopRemovedReplicas -> one OfflineReplica call for the removed replicas.
+        for r in group_by_order(tuple(removing), SCALA_BINARY):
             self._remove_from_isr(p, r)
             self.hosted[r].discard(p.pid)
         p.target = p.adding = p.removing = ()
@@ -221,9 +231,10 @@ class Truth:
         self.controller = controller
         self.live = set(brokers)
         self.shutting_down = set()
-        for d in self.brokers:
-            if d in self.live:
-                continue
+        # ReplicaStateMachine.startup: one OfflineReplica call for every replica on a
+        # broker that is not live.
+        dead = tuple(d for d in self.brokers if d not in self.live and self.hosted[d])
+        for d in group_by_order(dead, SCALA_BINARY):
             for pid in sorted(self.hosted[d]):
                 p = self.parts[pid]
                 assert p is not None
@@ -256,7 +267,10 @@ class Truth:
                 if p.leader == b and not self._queued(p):
                     self.offline.add(pid)
         elected = self.trigger_online()
-        for b in sorted(dead):
+        # One OfflineReplica call for the replicas (of topics not queued for deletion) on
+        # the dead brokers.
+        keys = tuple(b for b in sorted(dead) if self._hosts_live_topic(b))
+        for b in group_by_order(keys, SCALA_BINARY):
             for pid in sorted(self.hosted[b]):
                 p = self.parts[pid]
                 assert p is not None

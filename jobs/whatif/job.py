@@ -3,6 +3,7 @@
 
     .venv/bin/python -m jobs.whatif --events DIR --scenario FILE.toml --out DIR
         [--config FILE] [--buckets N] [--master URL] [--baseline DIR] [--run-id ID]
+        [--kafka-version X.Y]
     spark-submit --py-files dist/replay.zip jobs/submit.py whatif <same arguments>
 
 Stages (`main`): settings and scenario -> the log's facts (pyarrow, a few columns) -> the
@@ -78,6 +79,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--master", help="Spark master (default: spark-submit's, else local[*])")
     p.add_argument("--baseline", help="an existing jobs.replay output of the same log: its "
                    "tables are the baseline (not replayed again)")
+    p.add_argument("--kafka-version", help="Kafka release line replayed, X.Y from 0.8 to "
+                   "3.9 (overrides config's [kafka] kafka_version; default 3.7)")
     return p.parse_args(argv)
 
 
@@ -91,7 +94,7 @@ def read_settings(argv: list[str] | None) -> Settings:
     return Settings(
         events=args.events, scenario_file=args.scenario, out=args.out,
         run_id=args.run_id or Path(args.scenario).stem,
-        buckets=int(args.buckets or cfg["buckets"]), config=replay_config(cfg),
+        buckets=int(args.buckets or cfg["buckets"]), config=replay_config(cfg, args.kafka_version),
         max_file_age=str(cfg["max_file_age"]), baseline=args.baseline,
         spark_conf=spark_conf, master=args.master,
     )

@@ -20,11 +20,11 @@ ONLINE = "OnlinePartition"
 OFFLINE = "OfflinePartition"
 
 
-def test_two_isr_members_fail_in_one_event_ascending_id() -> None:
+def test_two_isr_members_fail_in_one_event_in_scala_order() -> None:
     """`ZkReplicaStateMachine.handleStateChanges` groups by broker: brokers 1 and 2 (ISR [1, 2],
-    leader 1) fail in one BrokerChange. The replay takes them in ascending id (documented
-    choice): 1 leaves the ISR, then 2 is the last member and stays; two epoch bumps either
-    way."""
+    leader 1) fail in one BrokerChange. Scala 2.13's groupBy map visits 1 before 2
+    (`statemachine.scala_order`): 1 leaves the ISR, then 2 is the last member and stays;
+    two epoch bumps either way."""
     log = Log()
     log.failover(0, [0, 1, 2, 3])
     log.create("t", 0, [1, 2, 3])

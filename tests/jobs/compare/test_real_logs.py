@@ -270,6 +270,8 @@ def test_compare_job(spark: Any, tmp_path: Path) -> None:
     summary = dict(spark.read.parquet(str(tmp_path / "cmp" / "compare_summary")).collect())
     assert summary["partition_differ"] == 1  # events-1 of the 3.7 fixture
     assert summary["brokers_agree"] == 2
+    # No ingest_summary next to the observations, no --kafka-version: the default profile.
+    assert [k for k in summary if k.startswith("kafka_profile:")] == ["kafka_profile:3.7"]
 
 
 def test_compare_job_reads_empty_and_missing_replay_tables(spark: Any, tmp_path: Path) -> None:
@@ -293,6 +295,11 @@ def test_compare_job_reads_empty_and_missing_replay_tables(spark: Any, tmp_path:
     _write_replay_tables(cases, tmp_path / "replay")
     for table in ("state_changes", "partition_states", "leader_and_isr_requests"):
         shutil.rmtree(tmp_path / "replay" / table)  # as an older replay left them
+    # The ingest dated the log's formats to 1.0-2.2: compare holds it to the 2.2 profile.
+    from schemas.ingest import INGEST_SUMMARY_SCHEMA
+    spark.createDataFrame([("blog", "*", 0, 0, 0, 0, 0, 0, 0, 0, "1.0-2.2")],
+                          INGEST_SUMMARY_SCHEMA).write.parquet(
+        str(tmp_path / "ingest" / "ingest_summary"))
 
     assert compare.main(["--observed", str(tmp_path / "ingest"), "--replayed",
                          str(tmp_path / "replay"), "--out", str(tmp_path / "cmp")],
@@ -310,3 +317,4 @@ def test_compare_job_reads_empty_and_missing_replay_tables(spark: Any, tmp_path:
         "excerpt:dotnet:partitions_compared": 0, "excerpt:dotnet:observations_compared": 0,
         "excerpt:dotnet:transitions_matched": 0, "excerpt:dotnet:broker_lists_compared": 0,
     }
+    assert [k for k in summary if k.startswith("kafka_profile:")] == ["kafka_profile:2.2"]

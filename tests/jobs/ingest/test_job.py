@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from jobs.ingest import job as ingest_logs
-from jobs.ingest.logparse import pipeline
+from jobs.ingest.logparse import pipeline, version
 from jobs.replay.source import check_event_files
 from schemas.events import EVENT_SCHEMA
 from tests.helpers import INGEST_FIXTURES
@@ -76,3 +76,15 @@ def test_ingest_job_matches_pure_pipeline(spark: Any, tmp_path: Path) -> None:
     assert total.lines_read == total.lines_used + total.lines_ignored + total.lines_unparsed
     assert total.events == len(expected.events)
     assert total.observations == len(expected.observations)
+    # The release lines each file's formats fit: the JVM's regular expressions agree with
+    # the pure detector, and the fixtures of three releases make the total contradictory.
+    for name, row in summary.items():
+        if name != "*":
+            seen: set[str] = set()
+            for line in (FIX / name).read_text(errors="replace").splitlines():
+                seen.update(version.markers_in(line))
+            found = version.detect(seen)
+            assert row.kafka_version == (found.text() if found else None), name
+    assert summary["versions/ak2.2/controller.log"].kafka_version == "1.0-2.2"
+    assert summary["versions/ak3.7/controller.log"].kafka_version == "3.5-3.9"
+    assert total.kafka_version is None

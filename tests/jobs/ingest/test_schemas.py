@@ -42,4 +42,5 @@ def test_sorted_facts_come_from_the_located_rows() -> None:
 def test_summary_counts_lines_then_rows() -> None:
     assert INGEST_SUMMARY_SCHEMA.fieldNames() == [
         "cluster", "file", "lines_read", "lines_used", "lines_extracted",
-        "lines_informational", "lines_ignored", "lines_unparsed", "events", "observations"]
+        "lines_informational", "lines_ignored", "lines_unparsed", "events", "observations",
+        "kafka_version"]

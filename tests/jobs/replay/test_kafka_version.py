@@ -1,0 +1,73 @@
+"""`jobs.replay --kafka-version`: the release profile reaches the core through the job's
+settings, and a malformed or unsupported version stops the job in one line (exit 2)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pyspark.sql import functions as F
+
+from jobs.common.tables import read_table
+from jobs.replay.job import main
+from schemas import event_types as ET
+from tests.helpers.event_log import created, ev, failover, write_log
+
+A, B, C = 1, 2, 3
+# A 3-broker cluster, controller B, a topic on A and B; A stops, then B (the controller):
+# C takes over (KAFKA-3143).
+LOG = [
+    failover(1, B, [A, B, C]),
+    created(2, "t", 0, [A, B]),
+    ev(3, ET.BROKER_FAILURE, broker_id=A),
+    failover(4, C, [C]),
+]
+
+
+def _run(events: Path, out: Path, *extra: str) -> int:
+    return main(["--events", str(events), "--out", str(out), "--run-id", "r1",
+                 "--buckets", "2", *extra])
+
+
+@pytest.mark.slow
+def test_replay_2_0_keeps_the_dead_leader_after_failover_and_3_7_drops_it(
+    spark: Any, tmp_path: Path
+) -> None:
+    """ReplicaStateMachine.scala at 2.0.0, line 66: no OfflineReplica at failover, so ZK
+    keeps leader B, ISR [B]; from 2.3.0 (line 42) the new controller writes leader -1."""
+    events = tmp_path / "events"
+    write_log(events, LOG)
+    assert _run(events, tmp_path / "old", "--kafka-version", "2.0") == 0
+    assert _run(events, tmp_path / "new") == 0
+    for out, leader in (("old", B), ("new", -1)):
+        [row] = (read_table(spark, str(tmp_path / out), "partition_states")
+                 .where(F.col("topic") == "t").collect())
+        assert (row["leader"], list(row["isr"])) == (leader, [B]), out
+
+
+def _refused(tmp_path: Path, capsys: Any, version: str) -> str:
+    """Runs the replay with `--kafka-version version`: exit 2, nothing written, one line."""
+    events = tmp_path / "events"
+    write_log(events, LOG)
+    assert _run(events, tmp_path / "out", "--kafka-version", version) == 2
+    assert not (tmp_path / "out").exists()
+    err: str = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1
+    return err
+
+
+def test_a_bad_kafka_version_stops_the_replay_in_one_line(tmp_path: Path, capsys: Any) -> None:
+    assert "unsupported Kafka version '4.0'" in _refused(tmp_path / "a", capsys, "4.0")
+    assert "malformed Kafka version '2.x'" in _refused(tmp_path / "b", capsys, "2.x")
+
+
+def test_a_bad_kafka_version_in_the_config_file_stops_the_replay(
+    tmp_path: Path, capsys: Any
+) -> None:
+    events, conf = tmp_path / "events", tmp_path / "replay.toml"
+    write_log(events, LOG)
+    conf.write_text('[kafka]\nkafka_version = "0.7"\n')
+    assert _run(events, tmp_path / "out", "--config", str(conf)) == 2
+    assert "unsupported Kafka version '0.7'" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
