@@ -67,9 +67,13 @@ def _load_leadership(ctx: ControllerContext, topic: Topic, part: Part, e: Event)
 
 
 def _initialize_replicas(ctx: ControllerContext, topic: Topic, part: Part) -> None:
-    """`ReplicaStateMachine.startup`: OnlineReplica on a live broker, else OfflineReplica."""
+    """`ReplicaStateMachine.startup`: OnlineReplica on a live broker, else OfflineReplica
+    (up to 2.2, before KAFKA-3143, ReplicaDeletionIneligible: `initializeReplicaState`
+    puts it there and nothing moves it on)."""
+    dead = R.OfflineReplica if ctx.config.profile.failover_offline_transition \
+        else R.ReplicaDeletionIneligible
     for r in part.replicas:
-        state = R.OnlineReplica if r in ctx.live else R.OfflineReplica
+        state = R.OnlineReplica if r in ctx.live else dead
         part.replica_states[r] = state
         ctx.change(topic.name, part, r, "replica", REPLICA_NAMES[R.NonExistentReplica],
                    state.name, True, REASON)

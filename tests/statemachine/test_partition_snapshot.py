@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from schemas import event_types as ET
+from statemachine.context import ReplayConfig
 from statemachine.states import PartitionState as P
 from tests.helpers.core import Log, final, kinds, lai, replay_log, replica_states_of
 
@@ -158,3 +159,16 @@ def test_seeded_partition_survives_the_saved_state() -> None:
     later.failure(1)
     _, out = replay_log([*log.events, *later.events], state=state)
     assert final(out, "t", 0)[:3] == (P.OnlinePartition.name, 2, (2, 3))
+
+
+def test_before_kafka_3143_a_seeded_replica_on_a_dead_broker_stays_ineligible() -> None:
+    # 2.0.0 ReplicaStateMachine.startup: initializeReplicaState puts a replica on a dead
+    # broker in ReplicaDeletionIneligible and only the live ones are moved (to
+    # OnlineReplica); from 2.3 (KAFKA-3143) the others go to OfflineReplica.
+    log = Log(tick=SECOND)
+    log.failover(0, [1, 2])
+    snapshot(log, "t", 0, (1, 4), leader=1, isr=(1,), leader_epoch=0)
+    _, old = replay_log(log, ReplayConfig(kafka_version="2.0"))
+    _, new = replay_log(log)
+    assert replica_states_of(old, "t", 0) == {1: "OnlineReplica", 4: "ReplicaDeletionIneligible"}
+    assert replica_states_of(new, "t", 0) == {1: "OnlineReplica", 4: "OfflineReplica"}
