@@ -26,6 +26,9 @@ ISR_CHANGED: Final = "IsrChanged"
 PREFERRED_LEADER_ELECTION: Final = "PreferredLeaderElection"
 UNCLEAN_LEADER_ELECTION: Final = "UncleanLeaderElection"
 STOP_REPLICA_RESPONSE: Final = "StopReplicaResponse"
+# A partition's state as ZooKeeper held it, for a partition the log never saw created (the
+# controller's own initialisation, `KafkaController.initializeControllerContext`).
+PARTITION_SNAPSHOT: Final = "PartitionSnapshot"
 
 CLUSTER_EVENTS: Final = frozenset(
     {BROKER_STARTUP, BROKER_FAILURE, CONTROLLED_SHUTDOWN, CONTROLLER_FAILOVER}
@@ -41,6 +44,7 @@ PARTITION_EVENTS: Final = frozenset(
         PREFERRED_LEADER_ELECTION,
         UNCLEAN_LEADER_ELECTION,
         STOP_REPLICA_RESPONSE,
+        PARTITION_SNAPSHOT,
     }
 )
 ALL_EVENTS: Final = CLUSTER_EVENTS | TOPIC_EVENTS | PARTITION_EVENTS
@@ -60,6 +64,7 @@ REQUIRED_FIELDS: Final[dict[str, tuple[str, ...]]] = {
     PREFERRED_LEADER_ELECTION: ("topic", "partition"),
     UNCLEAN_LEADER_ELECTION: ("topic", "partition"),
     STOP_REPLICA_RESPONSE: ("topic", "partition", "broker_id"),
+    PARTITION_SNAPSHOT: ("topic", "partition", "replicas"),
 }
 
 DEFAULT_CLUSTER: Final = "default"

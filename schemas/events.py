@@ -19,6 +19,10 @@ EVENT_COLUMNS: tuple[str, ...] = (
     "error",
     "unclean_leader_election",
     "source",
+    "leader",
+    "zk_version",
+    "controller_epoch",
+    "partition_state",
 )
 
 EVENT_SCHEMA = T.StructType(
@@ -37,6 +41,11 @@ EVENT_SCHEMA = T.StructType(
         T.StructField("error", T.StringType(), True),
         T.StructField("unclean_leader_election", T.BooleanType(), True),
         T.StructField("source", T.StringType(), True),
+        # PartitionSnapshot only: the partition's leadership as ZooKeeper holds it.
+        T.StructField("leader", T.IntegerType(), True),
+        T.StructField("zk_version", T.IntegerType(), True),
+        T.StructField("controller_epoch", T.IntegerType(), True),
+        T.StructField("partition_state", T.StringType(), True),
     ]
 )
 

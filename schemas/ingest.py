@@ -127,5 +127,6 @@ ASSEMBLED_SCHEMA = T.StructType([
     _f("observed_by", T.StringType()),
     _f("event_type", T.StringType()),
     _f("unclean_leader_election", T.BooleanType()),
+    _f("partition_state", T.StringType()),  # of a PartitionSnapshot event
     *FACT_FIELDS,
 ])

@@ -22,3 +22,9 @@ class Event(NamedTuple):
     error: str | None = None
     unclean_leader_election: bool | None = None
     source: str | None = None
+    # PartitionSnapshot only (null otherwise): leader (-1: none), znode version, controller
+    # epoch of the leadership, and the partition state the source printed.
+    leader: int | None = None
+    zk_version: int | None = None
+    controller_epoch: int | None = None
+    partition_state: str | None = None

@@ -33,6 +33,7 @@ from statemachine.partition_machine import (
 from statemachine.replica_machine import Replica, handle_replica_changes
 from statemachine.requests import RequestBatch, send_update_metadata
 from statemachine.rows import APPLIED, Ints
+from statemachine.snapshot import partition_snapshot
 from statemachine.states import PARTITION_NAMES, REPLICA_NAMES, PartitionState, ReplicaState
 
 P = PartitionState
@@ -475,4 +476,5 @@ _HANDLERS: dict[str, Callable[[ControllerContext, Event], None]] = {
     ET.TOPIC_DELETION_REQUESTED: _deletion_requested,
     ET.TOPIC_DELETION_COMPLETED: _deletion_completed,
     ET.STOP_REPLICA_RESPONSE: _stop_replica_response,
+    ET.PARTITION_SNAPSHOT: partition_snapshot,
 }

@@ -42,7 +42,10 @@ def bucket_of(cluster: str, topic: str, buckets: int) -> int:
 def _tie_order(e: Event) -> tuple[int, str, int, str]:
     # Within one seq (one controller event), apply topic events before partition events
     # and partitions in ascending order; the input order carries no meaning.
-    scope = 0 if e.event_type in ET.TOPIC_EVENTS else 1
+    # A PartitionSnapshot comes first: it states what held before the controller event of
+    # its seq (the fold also applies it before that seq's cluster step).
+    scope = (-1 if e.event_type == ET.PARTITION_SNAPSHOT
+             else 0 if e.event_type in ET.TOPIC_EVENTS else 1)
     return (scope, e.topic or "", -1 if e.partition is None else e.partition, e.event_type)
 
 
@@ -174,7 +177,8 @@ class Fold:
                     if last_key is not None and key < last_key:
                         raise ValueError(f"events fed out of order: {key} after {last_key}")
                     last_key = key
-                while i < n and steps[i].seq <= e.seq:
+                while i < n and (steps[i].seq < e.seq or (
+                        steps[i].seq == e.seq and e.event_type != ET.PARTITION_SNAPSHOT)):
                     apply_cluster_step(ctx, steps[i])
                     self._flushed()
                     i += 1

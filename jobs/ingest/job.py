@@ -43,6 +43,7 @@ from jobs.ingest.logparse.assemble import NEW, NONEXISTENT, EventRow
 from jobs.ingest.logparse.envelope import Clock
 from jobs.ingest.logparse.facts import EVENT_KINDS, OBSERVED_EVENT_KINDS, Fact, Located
 from jobs.ingest.logparse.pipeline import DEFAULT_INCLUDE, wanted
+from jobs.ingest.logparse.seeding import LEADERSHIP_KINDS, SNAPSHOT_KIND
 from jobs.ingest.logparse.version import MARKERS, detect
 from schemas.arrow import arrow_schema
 from schemas.event_types import DEFAULT_CLUSTER
@@ -318,15 +319,28 @@ def unparsed_table(located: DataFrame, cluster: str) -> DataFrame:
 _ORDER = ("ts_eff", "file", "line", "fidx")  # the controller's order of the facts
 
 
+def snapshot_leadership(facts: DataFrame) -> DataFrame:
+    """The leadership facts a failover block's PartitionSnapshot events are made of
+    (`logparse.seeding`): only those of partitions some `initial state` line names, so the
+    sequential assembler does not walk every request line of the log."""
+    named = facts.filter(F.col("kind") == SNAPSHOT_KIND).select("topic", "partition").distinct()
+    return facts.filter(F.col("kind").isin(*sorted(LEADERSHIP_KINDS))) \
+        .join(named, ["topic", "partition"], "leftsemi")
+
+
 def assemble_events(facts: DataFrame, assume_controller: int | None, assume_live: list[int]
                     ) -> DataFrame:
-    """Only the event facts walk through the (sequential) assembler, in one partition
-    sorted by the controller's order. ASSEMBLED_SCHEMA, persisted."""
+    """Only the event facts (and what a failover block's PartitionSnapshot rows are made
+    of: its `initial state` lines and `snapshot_leadership`) walk through the (sequential)
+    assembler, in one partition sorted by the controller's order. ASSEMBLED_SCHEMA,
+    persisted."""
     is_event = F.col("kind").isin(*EVENT_KINDS) | (
         (F.col("kind") == "partition_transition") & (F.col("from_state") == NONEXISTENT)
-        & (F.col("to_state") == NEW) & (F.col("outcome") == APPLIED))
+        & (F.col("to_state") == NEW) & (F.col("outcome") == APPLIED)) | (
+            F.col("kind") == SNAPSHOT_KIND)
     return (
-        facts.filter(is_event).repartition(1).sortWithinPartitions(*_ORDER)
+        facts.filter(is_event).unionByName(snapshot_leadership(facts))
+        .repartition(1).sortWithinPartitions(*_ORDER)
         .mapInArrow(_assemble_fn(assume_controller, assume_live), ASSEMBLED_SCHEMA).persist()
     )
 

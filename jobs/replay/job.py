@@ -59,10 +59,28 @@ from jobs.replay.history import (
 from jobs.replay.keying import key_events, key_wake_rows
 from jobs.replay.ledger import ClusterCounts, RunLedger
 from jobs.replay.rollup import offline_rollup, period_starts
+from jobs.replay.seed import (
+    InitialStateError,
+    Seed,
+    ensure_seed_source,
+    first_new_event,
+    read_initial_state,
+    seed_dir,
+    seed_rows,
+    seed_source_exists,
+    write_seed_rows,
+)
 from jobs.replay.sink import BatchSink
-from jobs.replay.source import EventSchemaError, NeedsSpark, check_event_files, stream_events
+from jobs.replay.source import (
+    EventSchemaError,
+    NeedsSpark,
+    check_event_files,
+    read_events,
+    stream_events,
+)
 from jobs.replay.summary import print_summary, summary_batches
 from jobs.replay.timeline import LogScan, build_timelines, horizon, timeline_rows
+from schemas.events import EVENT_SCHEMA
 from schemas.state import WAKE_SCHEMA
 from schemas.tables import TIMELINE_TABLES
 from statemachine.cluster import ClusterTimeline
@@ -98,6 +116,7 @@ class Settings:
     audit: bool = False  # run jobs.audit on this run in the same session
     fail_on: str | None = None
     observed: tuple[str, ...] = ()
+    initial_state: tuple[str, ...] = ()  # --initial-state files (jobs.replay.seed)
 
     def under_checkpoint(self, name: str) -> str:
         return f"{self.checkpoint.rstrip('/')}/{name}"
@@ -118,6 +137,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--config", help=f"job settings TOML (default: {DEFAULT_CONFIG})")
     p.add_argument("--buckets", type=int, help="replay groups per cluster (overrides config)")
     p.add_argument("--master", help="Spark master (default: spark-submit's, else local[*])")
+    p.add_argument("--initial-state", nargs="+", default=[], metavar="FILE",
+                   help="kafka-topics --describe output or ZooKeeper dumps: the partitions "
+                   "that existed before the log, seeded before this run's first event")
     p.add_argument("--audit", action="store_true",
                    help="audit the run in the same session (jobs.audit); its verdict is "
                         "the exit code: 0 pass, 1 a check at or above --fail-on")
@@ -170,6 +192,7 @@ def read_settings(argv: list[str] | None) -> Settings:
         audit=bool(args.audit),
         fail_on=args.fail_on,
         observed=tuple(args.observed),
+        initial_state=tuple(args.initial_state),
     )
     log(f"events={settings.events} out={settings.out} "
         f"checkpoint={settings.checkpoint or '(temporary: full replay)'} "
@@ -219,6 +242,7 @@ class TimelineStage:
     rows_written: dict[str, dict[str, int]]  # cluster -> timeline table -> rows
     writes: list[Future[int]]
     background: ThreadPoolExecutor
+    seed_source: bool = False  # the query reads the checkpoint's seed/ folder too
 
     @property
     def applied_through(self) -> dict[str, int]:
@@ -232,10 +256,12 @@ class TimelineStage:
         self.background.shutdown()
 
 
-def timeline_stage(spark: SparkSession, s: Settings) -> TimelineStage:
+def timeline_stage(spark: SparkSession, s: Settings, seed: Seed | None = None) -> TimelineStage:
     log_files = input_files(spark, s.events)
     history = load_history(spark, s.checkpoint, s.buckets)
     scan, scanned = scan_with_history(spark, s.events, log_files, history, s.buckets)
+    if seed is not None:
+        seed_clusters(scan, s)  # before anything is written
     timelines = build_timelines(scan)
     rows_written: dict[str, dict[str, int]] = {c: {} for c in timelines}
     batches: dict[str, list[pa.RecordBatch]] = {table: [] for table in TIMELINE_TABLES}
@@ -289,6 +315,10 @@ def start_query(spark: SparkSession, s: Settings, timeline: TimelineStage,
         wake = spark.readStream.schema(WAKE_SCHEMA).option("recursiveFileLookup", "true") \
             .parquet(s.under_checkpoint("wake"))
         rows = rows.unionByName(key_wake_rows(wake))
+    if timeline.seed_source:
+        seeds = spark.readStream.schema(EVENT_SCHEMA).option("recursiveFileLookup", "true") \
+            .parquet(seed_dir(s.checkpoint))
+        rows = rows.unionByName(key_events(seeds, s.buckets))
     replay_fn = make_replay_fn(timeline.timelines, s.config, timeline.applied_through)
     return start_replay_query(rows, replay_fn, sink, s.under_checkpoint("query"),
                               f"replay-{s.run_id}")
@@ -348,7 +378,45 @@ def summary_stage(spark: SparkSession, s: Settings, timeline: TimelineStage,
 
 # -- the job -------------------------------------------------------------------------------
 
-def replay_run(spark: SparkSession, s: Settings, clock: StageClock) -> int:
+def seed_source(spark: SparkSession, s: Settings, seed: Seed | None) -> bool:
+    """Whether the query reads the checkpoint's seed folder (made on a new checkpoint);
+    InitialStateError when `--initial-state` cannot be honoured on this checkpoint."""
+    query_started = path_exists(spark, s.under_checkpoint("query/offsets"))
+    if seed is not None and query_started and not seed_source_exists(spark, s.checkpoint):
+        raise InitialStateError(
+            f"--initial-state: checkpoint {s.checkpoint} was made before --initial-state "
+            "existed; seed a new checkpoint (a full replay)")
+    return ensure_seed_source(spark, s.checkpoint, query_started)
+
+
+def seed_clusters(scan: LogScan, s: Settings) -> None:
+    """`--initial-state` names no cluster: the log must hold exactly one."""
+    clusters = sorted(scan.buckets)
+    if len(clusters) != 1:
+        raise InitialStateError(f"--initial-state needs an event log of one cluster; "
+                                f"{s.events} holds {len(clusters)}: {clusters[:5]}")
+
+
+def seed_stage(spark: SparkSession, s: Settings, timeline: TimelineStage,
+               seed: Seed | None) -> None:
+    """Write this run's `--initial-state` rows into the checkpoint's seed folder."""
+    if seed is None:
+        return
+    clusters = sorted(timeline.scan.buckets)
+    applied = timeline.applied_through.get(clusters[0], -1)
+    ts = first_new_event(read_events(spark, s.events), clusters[0], applied)
+    if ts is None:
+        log(f"initial state: no event after seq {applied}: nothing to seed")
+        return
+    rows = seed_rows(seed, clusters[0], applied + 1, ts)
+    write_seed_rows(spark, s.checkpoint, s.run_id, rows)
+    skipped = f"; without an assignment, not seeded: {seed.without_assignment[:10]}" \
+        if seed.without_assignment else ""
+    log(f"initial state: {len(rows)} PartitionSnapshot row(s) at seq {applied + 1}{skipped}")
+
+
+def replay_run(spark: SparkSession, s: Settings, clock: StageClock,
+               seed: Seed | None = None) -> int:
     """The run, holding the checkpoint: nothing is written before the lease is taken."""
     if path_exists(spark, s.marker):
         log(f"run {s.run_id} is already committed in {s.checkpoint}; nothing to do "
@@ -361,8 +429,14 @@ def replay_run(spark: SparkSession, s: Settings, clock: StageClock) -> int:
     if ledger.records:
         log(f"run {s.run_id} resumes: batch(es) {sorted(ledger.records)} already written")
     start = time.perf_counter()
-    timeline = timeline_stage(spark, s)
+    try:
+        has_seed_source = seed_source(spark, s, seed)
+        timeline = timeline_stage(spark, s, seed)
+    except InitialStateError as exc:
+        return error(str(exc))
+    timeline.seed_source = has_seed_source
     clock.seconds["timeline"] = clock.since(start)
+    seed_stage(spark, s, timeline, seed)
     stream_stage(spark, s, timeline, ledger, clock)
     summary_stage(spark, s, timeline, ledger, clock)
     return 0
@@ -374,15 +448,16 @@ def early_problem(s: Settings) -> str | None:
     return run_id_problem(s.run_id) or nested_problem(s.events, s.out, s.checkpoint or None)
 
 
-def run_with_session(spark: SparkSession, s: Settings, clock: StageClock) -> int:
+def run_with_session(spark: SparkSession, s: Settings, clock: StageClock,
+                     seed: Seed | None = None) -> int:
     problem = out_problem(spark, s.out, s.run_id)
     if problem is not None:
         return error(problem)
     if s.temporary_checkpoint:
-        return replay_run(spark, s, clock)
+        return replay_run(spark, s, clock, seed)
     try:
         with CheckpointLease(spark, s.checkpoint, s.run_id):
-            return replay_run(spark, s, clock)
+            return replay_run(spark, s, clock, seed)
     except LeaseHeld as exc:
         return error(f"checkpoint {s.checkpoint}: {exc}")
 
@@ -405,6 +480,10 @@ def main(argv: list[str] | None = None, spark: SparkSession | None = None) -> in
     problem = early_problem(s)
     if problem is not None:
         return error(problem)
+    try:
+        seed = read_initial_state(s.initial_state) if s.initial_state else None
+    except InitialStateError as exc:
+        return error(str(exc))
     clock = StageClock()
     try:
         # Before Spark starts where pyarrow can read the file system (a bad file costs
@@ -424,7 +503,7 @@ def main(argv: list[str] | None = None, spark: SparkSession | None = None) -> in
             files = check_event_files(s.events, log, spark=spark)
         clock.seconds["check"] = clock.since(clock.t0)
         log(f"schema check: {files} file(s) readable")
-        rc = run_with_session(spark, s, clock)
+        rc = run_with_session(spark, s, clock, seed)
         return audit_run(spark, s) if rc == 0 and s.audit else rc
     except EventSchemaError as exc:
         return error(str(exc))

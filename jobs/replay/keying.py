@@ -57,6 +57,35 @@ def _list_problems(name: str) -> list[Column]:
     ]
 
 
+# The partition states a ZooKeeper-mode controller initialises a partition in
+# (`PartitionStateMachine.initializePartitionState`).
+SNAPSHOT_STATES = ("NewPartition", "OnlinePartition", "OfflinePartition")
+
+
+def _snapshot_problems() -> list[Column]:
+    """A PartitionSnapshot's leadership must be whole: a leader (-1: none) comes with its
+    ISR, no leader epoch or ISR comes without a leader, and the counters are not
+    negative."""
+    snap = F.col("event_type") == ET.PARTITION_SNAPSHOT
+    leader = F.col("leader")
+    checks = [
+        F.when(snap & (F.size(F.col("replicas")) == 0), F.lit("empty replicas")),
+        # `kafka-topics --describe` prints no leader epoch: only the ISR must come along.
+        F.when(snap & leader.isNotNull() & F.col("isr").isNull(),
+               F.lit("leader without isr for PartitionSnapshot")),
+        F.when(snap & leader.isNull() & (F.col("leader_epoch").isNotNull()
+                                         | F.col("isr").isNotNull()),
+               F.lit("leader_epoch or isr without leader for PartitionSnapshot")),
+        F.when(leader < -1, F.lit("leader below -1")),
+        F.when(F.col("partition_state").isNotNull()
+               & ~F.col("partition_state").isin(*SNAPSHOT_STATES),
+               F.concat(F.lit("unknown partition_state "), F.col("partition_state"))),
+    ]
+    checks += [F.when(snap & (F.col(name) < 0), F.lit(f"negative {name}"))
+               for name in ("leader_epoch", "zk_version", "controller_epoch")]
+    return checks
+
+
 def reason_column() -> Column:
     """Why a row breaks the contract ("; "-joined), or null when it is valid."""
     et = F.col("event_type")
@@ -89,6 +118,7 @@ def reason_column() -> Column:
             F.lit("empty replicas"),
         ),
         F.when(F.col("partition") < 0, F.lit("negative partition")),
+        *_snapshot_problems(),
         F.when(F.col("broker_id") < 0, F.lit("negative broker_id")),
     ]
     # nullif, not when(reason == "", null).otherwise(reason): that form evaluates the ~50

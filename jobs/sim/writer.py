@@ -48,6 +48,8 @@ class ParquetSink:
         if not self.buf:
             return
         cols = list(zip(*self.buf, strict=True))
+        # The simulator never writes the trailing PartitionSnapshot columns: all null.
+        cols += [(None,) * len(self.buf)] * (len(ARROW_SCHEMA) - len(cols))
         arrays = [pa.array(col, type=f.type) for col, f in zip(cols, ARROW_SCHEMA, strict=True)]
         table = pa.Table.from_arrays(arrays, schema=ARROW_SCHEMA)
         name = FILE_PATTERN.format(self.files)

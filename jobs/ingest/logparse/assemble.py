@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from jobs.ingest.logparse.facts import EVENT_KINDS, OBSERVED_EVENT_KINDS, Fact, Located
+from jobs.ingest.logparse.seeding import LEADERSHIP_KINDS, SNAPSHOT_KIND, FailoverSnapshot
 from jobs.ingest.logparse.values import Ints
 from schemas import event_types as ET
 from statemachine.events import Event
@@ -117,6 +118,10 @@ class Assembler:
         self._created: set[tuple[str, int]] = set()
         self._inferred_topic: str | None = None
         self._responded: set[tuple[str, int, int]] = set()
+        # Partitions the excerpt created or seeded (a later snapshot line leaves them), and
+        # what the open failover block says about the others (`seeding.py`).
+        self._known: set[tuple[str, int]] = set()
+        self._snapshot: FailoverSnapshot | None = None
         if assume_controller is not None:
             # Operator-supplied start of a log that begins mid-life (the replay needs a
             # ControllerFailover before anything else can be replayed).
@@ -143,16 +148,27 @@ class Assembler:
         self.events.append(
             EventRow(seq, ts, event_type, source=f"{loc.file}:{loc.line}", **kw))
 
-    def _close_other(self, cid: int | None, kind: str) -> None:
+    def _close_other(self, loc: Located, ts: int, cid: int | None, kind: str) -> None:
         """Another controller event ends the multi-line events still open for `cid`."""
         if kind not in _BROKER_CHANGE_KINDS:
             self._bc.pop(cid, None)
-        if kind not in _FAILOVER_KINDS:
-            self._failover.pop(cid, None)
+        if kind not in _FAILOVER_KINDS and self._failover.pop(cid, None) is not None:
+            self._emit_snapshots(loc, ts)
+
+    def _emit_snapshots(self, loc: Located, ts: int) -> None:
+        """The failover block is closed at `loc`: its PartitionSnapshot events, there."""
+        snapshot, self._snapshot = self._snapshot, None
+        if snapshot is None:
+            return
+        for fields in snapshot.events(self._known):
+            self._known.add((fields["topic"], fields["partition"]))
+            self._emit(loc, ts, ET.PARTITION_SNAPSHOT, **fields)
 
     # -- the walk -------------------------------------------------------------------------
     def add(self, loc: Located, ts: int) -> None:
         f = loc.fact
+        if self._snapshot is not None and (f.kind == SNAPSHOT_KIND or f.kind in LEADERSHIP_KINDS):
+            self._snapshot.add(f)
         if f.kind in EVENT_KINDS or f.kind == "partition_transition":
             self._event(loc, f, ts)
         if f.kind not in EVENT_KINDS or f.kind in OBSERVED_EVENT_KINDS:
@@ -172,7 +188,7 @@ class Assembler:
         if k == "partition_transition":
             self._maybe_inferred_creation(loc, f, ts)
             return
-        self._close_other(cid, k)
+        self._close_other(loc, ts, cid, k)
         if k in _FAILOVER_KINDS:
             self._failover_fact(loc, f, ts)
             return
@@ -183,6 +199,7 @@ class Assembler:
         elif k == "new_partition":
             assert f.topic is not None and f.partition is not None
             self._created.add((f.topic, f.partition))
+            self._known.add((f.topic, f.partition))
             self._emit(loc, ts, ET.PARTITION_CREATED, topic=f.topic, partition=f.partition,
                        replicas=f.replicas)
         elif k == "deletion_start":
@@ -281,13 +298,16 @@ class Assembler:
         if open_ is None:
             if cid is None:
                 return  # a failover line with no controller id cannot be placed
+            self._emit_snapshots(loc, ts)  # another controller's block, still open
             self._emit(loc, ts, ET.CONTROLLER_FAILOVER, broker_id=cid, brokers=(cid,))
             open_ = self._failover[cid] = _OpenFailover(len(self.events) - 1)
+            self._snapshot = FailoverSnapshot(cid)
         if f.kind == "failover_brokers" and f.brokers is not None:
             self.events[open_.index] = self.events[open_.index]._replace(
                 brokers=tuple(sorted(set(f.brokers))))
         if f.kind == "failover_ready":
             del self._failover[cid]
+            self._emit_snapshots(loc, ts)
 
     def _maybe_inferred_creation(self, loc: Located, f: Fact, ts: int) -> None:
         if not (f.from_state == NONEXISTENT and f.to_state == NEW and f.outcome == APPLIED
@@ -295,6 +315,7 @@ class Assembler:
                 and f.partition is not None):
             return
         key = (f.topic, f.partition)
+        self._known.add(key)
         if key in self._created:
             self._created.discard(key)  # the state change of a logged creation event
             return

@@ -52,9 +52,7 @@ FIX = INGEST_FIXTURES
 def ingest_replay(path: Path, controller: int | None = None, live: tuple[int, ...] = ()
                   ) -> dict[str, Any]:
     r = pipeline.ingest([str(path)], assume_controller=controller, assume_live=live)
-    evs = [Event(e.seq, e.ts, e.event_type, e.broker_id, e.topic, e.partition, e.replicas,
-                 e.isr, e.leader_epoch, e.brokers, e.error, e.unclean_leader_election,
-                 e.source) for e in r.events]
+    evs: list[Event] = list(r.events)  # every field, PartitionSnapshot's included
     tl = build_timeline([e for e in evs if e.event_type in ET.CLUSTER_EVENTS])
     _state, out = replay(None, [e for e in evs if e.event_type not in ET.CLUSTER_EVENTS], tl)
     obs = [o._asdict() for o in r.observations]

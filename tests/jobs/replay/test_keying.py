@@ -52,3 +52,30 @@ def test_a_topic_name_kafka_refuses_gives_its_reason(spark: Any) -> None:
     refused = [reason for _, reason in TOPICS if reason is not None]
     assert refused and all(r.startswith("illegal topic name") for r in refused)
 
+
+
+SNAPSHOTS: list[tuple[dict[str, Any], str | None]] = [
+    (dict(replicas=[1, 2], leader=1, isr=[1, 2], leader_epoch=3, zk_version=4,
+          controller_epoch=2, partition_state="OnlinePartition"), None),
+    (dict(replicas=[1, 2]), None),  # no leadership znode: NewPartition
+    (dict(replicas=[1], leader=-1, isr=[1], leader_epoch=3), None),  # NoLeader
+    (dict(leader=1, isr=[1], leader_epoch=0), "missing replicas for PartitionSnapshot"),
+    (dict(replicas=[], leader=None), "empty replicas"),
+    (dict(replicas=[1], leader=1, isr=[1]), None),  # describe output: no leader epoch
+    (dict(replicas=[1], leader=1), "leader without isr for PartitionSnapshot"),
+    (dict(replicas=[1], isr=[1]), "leader_epoch or isr without leader for PartitionSnapshot"),
+    (dict(replicas=[1], leader=-2, isr=[1], leader_epoch=0), "leader below -1"),
+    (dict(replicas=[1], partition_state="Online"), "unknown partition_state Online"),
+    (dict(replicas=[1], leader=1, isr=[1], leader_epoch=-1), "negative leader_epoch"),
+]
+
+
+def test_a_malformed_partition_snapshot_gives_its_reason(spark: Any) -> None:
+    rows = [ev(i + 1, ET.PARTITION_SNAPSHOT, topic="t", partition=0, **fields)
+            for i, (fields, _) in enumerate(SNAPSHOTS)]
+    events = spark.createDataFrame(
+        [tuple(row[name] for name in arrow_schema(EVENT_SCHEMA).names) for row in rows],
+        EVENT_SCHEMA)
+    got = events.select("seq", reason_column().alias("reason")).orderBy("seq").collect()
+    assert [r.reason for r in got] == [reason for _, reason in SNAPSHOTS]
+    assert "leader without isr for PartitionSnapshot" in [r.reason for r in got]
