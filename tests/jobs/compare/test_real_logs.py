@@ -55,7 +55,7 @@ def ingest_replay(path: Path, controller: int | None = None, live: tuple[int, ..
     evs = [Event(e.seq, e.ts, e.event_type, e.broker_id, e.topic, e.partition, e.replicas,
                  e.isr, e.leader_epoch, e.brokers, e.error, e.unclean_leader_election,
                  e.source) for e in r.events]
-    tl = build_timeline([e for e in evs if e.event_type in ET.CLUSTER_EVENTS])
+    tl = build_timeline(evs)  # cluster events and deletion activity
     _state, out = replay(None, [e for e in evs if e.event_type not in ET.CLUSTER_EVENTS], tl)
     obs = [o._asdict() for o in r.observations]
     rows, trans = compare_all(
