@@ -34,16 +34,18 @@ SHUTDOWN = "ControlledShutdown"
 DELETION = "DeletionActivity"
 
 # Events whose handler walks every queued topic (`TopicDeletionManager.resumeDeletions`,
-# Kafka 3.7.1): a deletion request (`processTopicDeletion` -> `enqueueTopicsForDeletion`;
-# /admin/delete_topics still lists every queued topic, so the walk happens whichever topic
-# the event names) and a StopReplica response (`processTopicDeletionStopReplicaResponseReceived`
-# -> `completeReplicaDeletion`, which walks unconditionally, or `failReplicaDeletion`,
-# which walks when the topic is queued: the broker sends the event only for topics whose
-# deletion has started, `ControllerChannelManager.sendStopReplicaRequests`). The walks
+# Kafka 3.7.1): a deletion request (`processTopicDeletion` -> `enqueueTopicsForDeletion`,
+# KafkaController.scala:1809, TopicDeletionManager.scala:121-126; /admin/delete_topics
+# still lists every queued topic, so the walk happens whichever topic the event names) and
+# a StopReplica response (`processTopicDeletionStopReplicaResponseReceived`,
+# KafkaController.scala:1465-1469: `completeReplicaDeletion` walks unconditionally,
+# `failReplicaDeletion` when the topic is queued; the controller queues the event only for
+# topics whose deletion has started, `ControllerChannelManager.sendStopReplicaRequests`). The walks
 # inside a broker change (`resumeDeletionForTopics` in `onBrokerStartup`,
 # `failReplicaDeletion` in `onReplicasBecomeOffline`) and at a reassignment's completion
 # depend on which topics are queued, which only the replay knows: they walk the topics
-# at hand (docs/core.md, where the replay knowingly differs).
+# at hand (docs/core.md, where the replay knowingly differs). A failover's
+# `tryTopicDeletion` walks every topic already: its step reaches every group.
 DELETION_ACTIVITY = frozenset({ET.TOPIC_DELETION_REQUESTED, ET.STOP_REPLICA_RESPONSE})
 # Every event type the timeline takes.
 TIMELINE_EVENTS = ET.CLUSTER_EVENTS | DELETION_ACTIVITY
