@@ -28,7 +28,7 @@ from tests.helpers.core import Log, replay_log
 
 CLUSTER = "default"
 # Two topics that no bucket count used below puts in one group.
-DOOMED, OTHER = "doomed", "sibling"
+DOOMED, SIBLING = "doomed", "sibling"
 
 
 class Change(NamedTuple):
@@ -73,7 +73,7 @@ def same_whatever_the_grouping(log: Log) -> Outputs:
     """The single-group output, after checking that every split gives the same rows."""
     _, whole = replay_log(log)
     for buckets in (2, 3, 4, 8):
-        assert bucket_of(CLUSTER, DOOMED, buckets) != bucket_of(CLUSTER, OTHER, buckets)
+        assert bucket_of(CLUSTER, DOOMED, buckets) != bucket_of(CLUSTER, SIBLING, buckets)
         split = replay_split(log.events, buckets)
         for table in ("state_changes", "replica_states", "partition_states", "findings",
                       "stop_replica", "leader_and_isr", "update_metadata"):
@@ -87,7 +87,7 @@ def doomed_on_a_dead_broker() -> Log:
     log = Log()
     log.failover(1, [1, 2, 3])
     log.create(DOOMED, 0, [3])
-    log.create(OTHER, 0, [1])
+    log.create(SIBLING, 0, [1])
     log.failure(3)
     return log
 
@@ -103,14 +103,14 @@ def test_a_queued_topic_on_dead_brokers_is_retried_on_another_topics_deletion_re
     (TopicDeletionManager.scala:232-237); being ineligible it does not start again."""
     log = doomed_on_a_dead_broker()
     log.delete(DOOMED)
-    seq = log.delete(OTHER)
+    seq = log.delete(SIBLING)
     out = same_whatever_the_grouping(log)
     assert [c for c in changes(out, 5) if c.broker is not None] == [
         Change(5, 3, DOOMED, 0, 3, "OfflineReplica", "ReplicaDeletionIneligible", False)]
     assert [c for c in changes(out, seq) if c.topic == DOOMED] == [
         Change(seq, 1, DOOMED, 0, 3, "ReplicaDeletionIneligible", "OfflineReplica", False)]
     # `sibling` starts its own deletion in the same event.
-    assert [(c.broker, c.to_state) for c in changes(out, seq) if c.topic == OTHER] == [
+    assert [(c.broker, c.to_state) for c in changes(out, seq) if c.topic == SIBLING] == [
         (None, "OfflinePartition"), (None, "NonExistentPartition"), (1, "OfflineReplica"),
         (1, "ReplicaDeletionStarted")]
 
@@ -126,16 +126,16 @@ def test_a_queued_topic_on_dead_brokers_is_retried_on_another_topics_stop_replic
     ReplicaDeletionIneligible -> OfflineReplica. A later broker change that touches
     neither topic walks nothing (the replay's own rule, not a Kafka walk)."""
     log = doomed_on_a_dead_broker()
-    log.delete(OTHER)
+    log.delete(SIBLING)
     log.delete(DOOMED)
-    seq = log.stop_replica_response(OTHER, 0, 1)
+    seq = log.stop_replica_response(SIBLING, 0, 1)
     log.failure(2)
     out = same_whatever_the_grouping(log)
     assert changes(out, seq) == [
         Change(seq, 1, DOOMED, 0, 3, "ReplicaDeletionIneligible", "OfflineReplica", False),
-        Change(seq, 1, OTHER, 0, 1, "ReplicaDeletionStarted", "ReplicaDeletionSuccessful",
+        Change(seq, 1, SIBLING, 0, 1, "ReplicaDeletionStarted", "ReplicaDeletionSuccessful",
                False),
-        Change(seq, 2, OTHER, 0, 1, "ReplicaDeletionSuccessful", "NonExistentReplica", False),
+        Change(seq, 2, SIBLING, 0, 1, "ReplicaDeletionSuccessful", "NonExistentReplica", False),
     ]
     assert changes(out, seq + 1) == []
     assert [(r.topic, r.broker_id, r.state) for r in out.replica_states] == [
@@ -147,7 +147,7 @@ def test_the_timeline_marks_deletion_activity_after_the_broker_steps() -> None:
     seq, carrying the cluster as it is (no liveness change)."""
     log = doomed_on_a_dead_broker()
     log.delete(DOOMED)
-    log.stop_replica_response(OTHER, 0, 1, error="KAFKA_STORAGE_ERROR")
+    log.stop_replica_response(SIBLING, 0, 1, error="KAFKA_STORAGE_ERROR")
     steps = build_timeline(log.events).steps
     assert [(s.seq, s.kind, s.event_type) for s in steps[-3:]] == [
         (4, "BrokerChange", ""), (5, DELETION, "TopicDeletionRequested"),
@@ -208,3 +208,21 @@ def test_a_queued_topic_is_not_retried_by_a_broker_change() -> None:
     seq = log.failure(2)
     out = same_whatever_the_grouping(log)
     assert changes(out, seq) == []
+
+
+def test_a_group_without_events_of_its_own_walks_in_a_later_run() -> None:
+    """Cut after seq 6, as two nightly runs: the second run holds only `sibling`'s
+    StopReplica response (seq 7); `doomed`'s group, with no event that night, still walks
+    at seq 7 from the timeline (the run's horizon), as in one replay of the whole log."""
+    log = doomed_on_a_dead_broker()
+    log.delete(SIBLING)
+    log.delete(DOOMED)
+    seq = log.stop_replica_response(SIBLING, 0, 1)
+    timeline = build_timeline(log.events)
+    mine = [e for e in log.events if e.topic == DOOMED]
+    state, first = replay(None, mine, timeline, until=seq - 1)
+    assert [c.to_state for c in changes(first) if c.broker == 3][-1] == \
+        "ReplicaDeletionIneligible"
+    _, second = replay(state, [], timeline, until=seq)
+    assert changes(second) == [
+        Change(seq, 1, DOOMED, 0, 3, "ReplicaDeletionIneligible", "OfflineReplica", False)]
