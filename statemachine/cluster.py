@@ -9,6 +9,11 @@ order Kafka's controller would take them: a failover first, then the `BrokerChan
 (new brokers start, bounced brokers fail and start again, dead brokers fail:
 `KafkaController.processBrokerChange`), then
 controlled shutdowns in ascending broker id.
+
+The timeline also marks the `seq`s of deletion activity (`DELETION_ACTIVITY`): the events
+whose handler calls `TopicDeletionManager.resumeDeletions`, which walks every topic queued
+for deletion in the cluster, not only the event's own. A replay group holds only some of
+the topics, so each group learns those `seq`s from here, as it learns broker liveness.
 """
 
 from __future__ import annotations
@@ -26,6 +31,24 @@ from statemachine.rows import BrokerIntervalRow, ControllerRow, FindingRow, Ints
 FAILOVER = "ControllerFailover"
 BROKER_CHANGE = "BrokerChange"
 SHUTDOWN = "ControlledShutdown"
+DELETION = "DeletionActivity"
+
+# Events whose handler walks every queued topic (`TopicDeletionManager.resumeDeletions`,
+# Kafka 3.7.1): a deletion request (`processTopicDeletion` -> `enqueueTopicsForDeletion`,
+# KafkaController.scala:1809, TopicDeletionManager.scala:121-126; /admin/delete_topics
+# still lists every queued topic, so the walk happens whichever topic the event names) and
+# a StopReplica response (`processTopicDeletionStopReplicaResponseReceived`,
+# KafkaController.scala:1465-1469: `completeReplicaDeletion` walks unconditionally,
+# `failReplicaDeletion` when the topic is queued; the controller queues the event only for
+# topics whose deletion has started, `ControllerChannelManager.sendStopReplicaRequests`). The walks
+# inside a broker change (`resumeDeletionForTopics` in `onBrokerStartup`,
+# `failReplicaDeletion` in `onReplicasBecomeOffline`) and at a reassignment's completion
+# depend on which topics are queued, which only the replay knows: they walk the topics
+# at hand (docs/core.md, where the replay knowingly differs). A failover's
+# `tryTopicDeletion` walks every topic already: its step reaches every group.
+DELETION_ACTIVITY = frozenset({ET.TOPIC_DELETION_REQUESTED, ET.STOP_REPLICA_RESPONSE})
+# Every event type the timeline takes.
+TIMELINE_EVENTS = ET.CLUSTER_EVENTS | DELETION_ACTIVITY
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,6 +62,8 @@ class ClusterStep:
     bounced: Ints = ()  # BrokerChange: brokers that re-registered while known
     dead: Ints = ()  # BrokerChange: brokers that disappeared
     broker: int = -1  # ControlledShutdown: the broker; failover: the new controller
+    # DeletionActivity: the event type (the cause of the partition windows it changes)
+    event_type: str = ""
     live_before: frozenset[int] = frozenset()  # live (not shutting down) before the step
     shutting_down_before: frozenset[int] = frozenset()  # shutting down before the step
     live_after: frozenset[int] = frozenset()
@@ -101,10 +126,11 @@ class _Folding:
 
     def record(self, seq: int, ts: Any, kind: str, live: frozenset[int],
                shutting_down: frozenset[int], *, new: Ints = (), bounced: Ints = (),
-               dead: Ints = (), broker: int = -1) -> None:
+               dead: Ints = (), broker: int = -1, event_type: str = "") -> None:
         """Move the cluster to (`live`, `shutting_down`) by a step of `kind`."""
         self.steps.append(ClusterStep(
             seq, ts, kind, new=new, bounced=bounced, dead=dead, broker=broker,
+            event_type=event_type,
             live_before=self.live, shutting_down_before=self.shutting_down,
             live_after=live, shutting_down_after=shutting_down,
             epoch=self.epoch, controller=self.controller,
@@ -118,7 +144,8 @@ def build_timeline(
     initial_epoch: int = 0,
     initial_controller: int = -1,
 ) -> ClusterTimeline:
-    """Fold the cluster-scope events (any order) into a timeline.
+    """Fold the cluster-scope events (any order) into a timeline; deletion-activity events
+    among them become `DELETION` steps, other event types are ignored.
 
     Events Kafka's controller could not have seen (a failure of a broker that was never
     registered, a controlled shutdown of an unknown broker) are not applied and become
@@ -136,6 +163,7 @@ def build_timeline(
                 _controller_failover(fold, e)
         _broker_change(fold, seq, group)
         _controlled_shutdowns(fold, seq, group)
+        _deletion_activity(fold, seq, group)
     return ClusterTimeline(tuple(fold.steps), initial, tuple(fold.findings))
 
 
@@ -201,6 +229,16 @@ def _controlled_shutdowns(fold: _Folding, seq: int, group: list[Event]) -> None:
             continue
         fold.record(seq, e.ts, SHUTDOWN, fold.live - {b}, fold.shutting_down | {b},
                     broker=b)
+
+
+def _deletion_activity(fold: _Folding, seq: int, group: list[Event]) -> None:
+    """One `DELETION` step for a seq with deletion activity, after its other steps: the
+    groups apply it after their own events of the seq (`statemachine.replay.Fold`)."""
+    types = sorted({e.event_type for e in group if e.event_type in DELETION_ACTIVITY})
+    if types:
+        ts = min((e.ts for e in group if e.event_type in DELETION_ACTIVITY and e.ts is not None),
+                 default=None)
+        fold.record(seq, ts, DELETION, fold.live, fold.shutting_down, event_type=types[0])
 
 
 class _OpenInterval(NamedTuple):

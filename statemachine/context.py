@@ -24,11 +24,17 @@ from statemachine.rows import (
     UpdateMetadataRow,
 )
 from statemachine.scala_order import check_binary
-from statemachine.states import PARTITION_NAMES, REPLICA_NAMES
+from statemachine.states import PARTITION_NAMES, REPLICA_NAMES, PartitionState
 from statemachine.windows import open_rows
 
 # NamedTuple rows built at C speed (a NamedTuple's own __new__ is a Python function).
 _new = tuple.__new__
+# The states `triggerOnlinePartitionStateChange` retries (`partitionsInStates`).
+_ELECTABLE = (PartitionState.NewPartition, PartitionState.OfflinePartition)
+
+
+def _part_key(part: Part) -> tuple[str, int]:
+    return part.topic, part.partition
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,7 +126,7 @@ class ControllerContext:
         "config", "timeline", "topics", "out", "seq", "ts", "source",
         "live", "shutting_down", "live_or_shutting_down", "epoch", "controller",
         "topics_by_broker", "last_batch_id", "touched", "min_isr",
-        "default_min_isr",
+        "default_min_isr", "queued", "leaderless", "walked_seq", "walked_topics",
     )
 
     def __init__(self, config: ReplayConfig, timeline: ClusterTimeline,
@@ -155,6 +161,18 @@ class ControllerContext:
         self.touched: list[Part] = []
         self.min_isr = dict(config.topic_min_insync_replicas)
         self.default_min_isr = config.min_insync_replicas
+        # Names of the topics queued for deletion (`topicsToBeDeleted`; derived, kept by
+        # `statemachine.deletion`): what a deletion-activity step walks.
+        self.queued = {t.name for t in topics.values() if t.queued_for_deletion}
+        # A superset of the partitions Kafka retries at every broker change, whatever
+        # brokers it touches: New or Offline, or led by a broker that is not live
+        # (`partitionsInStates`, `partitionsWithOfflineLeader`). Built at the first broker
+        # change, then kept by `note_leaderless`, so a step costs nothing where none is.
+        self.leaderless: set[Part] | None = None
+        # The topics `resumeDeletions` walked in seq `walked_seq`: a deletion-activity
+        # step does not walk them again (`statemachine.flows.apply_deletion_step`).
+        self.walked_seq = -1
+        self.walked_topics: set[str] = set()
 
     # -- the current event ------------------------------------------------------------
 
@@ -199,6 +217,39 @@ class ControllerContext:
             part.batch += 1
             part.batch_id = batch_id
         return part.batch
+
+    def walked(self, topic: str) -> None:
+        """`topic` went through `resumeDeletions` in the current seq."""
+        if self.walked_seq != self.seq:
+            self.walked_seq, self.walked_topics = self.seq, set()
+        self.walked_topics.add(topic)
+
+    def note_leaderless(self) -> None:
+        """Add the touched partitions that Kafka's broker changes would retry."""
+        found = self.leaderless
+        if found is None:
+            return
+        live = self.live
+        for part in self.touched:
+            if part.partition_state in _ELECTABLE or (part.has_leadership
+                                                      and part.leader not in live):
+                found.add(part)
+
+    def leaderless_by_topic(self) -> dict[str, list[Part]]:
+        """The partitions Kafka's broker changes retry, by topic name, sorted; prunes the
+        index of those that have a live leader again."""
+        found = self.leaderless
+        if found is None:
+            found = self.leaderless = {
+                p for t in self.topics.values() for p in t.parts.values()
+                if p.partition_state in _ELECTABLE or p.has_leadership}
+        live = self.live
+        keep = self.leaderless = {p for p in found if p.partition_state in _ELECTABLE
+                                  or (p.has_leadership and p.leader not in live)}
+        by_topic: dict[str, list[Part]] = {}
+        for part in sorted(keep, key=_part_key):
+            by_topic.setdefault(part.topic, []).append(part)
+        return by_topic
 
     # -- recording --------------------------------------------------------------------
 

@@ -4,10 +4,13 @@ Deletion completes only when every replica of every partition of the topic is
 ReplicaDeletionSuccessful. The replay keeps all partitions of a topic in one group, so that
 rule is evaluated here, on the whole topic, at the moment Kafka evaluates it.
 
-`resumeDeletions` in Kafka walks every queued topic of the cluster; here it walks the topic
-at hand. The difference shows only for a queued topic whose replicas are all on dead
-brokers: Kafka retries it (Ineligible -> Offline) on the next deletion activity of any
-topic, the replay on the next event of its own.
+`resumeDeletions` in Kafka walks every queued topic of the cluster. Here an event's own
+handler walks the topic at hand (`resume_deletions`), and the timeline's deletion-activity
+step has every group walk its other queued topics (`resume_queued`) once. Kafka may walk
+twice in one event (a StopReplica response with failed and deleted replicas); for a topic
+the event does not touch that ends as one walk: between events a queued topic has a
+ReplicaDeletionStarted replica or is ineligible for deletion, and from there a first walk
+at most retries its ineligible replicas and a second changes nothing.
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ def _in_state(replicas: Sequence[Replica], state: ReplicaState) -> list[Replica]
 
 def enqueue(ctx: ControllerContext, topic: Topic) -> None:
     topic.queued_for_deletion = True
+    ctx.queued.add(topic.name)
     windows.mark_topics(ctx, (topic,))  # its partitions' windows change kind
     resume_deletions(ctx, topic)
 
@@ -52,7 +56,17 @@ def resume_for_topic(ctx: ControllerContext, topic: Topic) -> None:
         resume_deletions(ctx, topic)
 
 
+def resume_queued(ctx: ControllerContext, skip: set[str]) -> None:
+    """`resumeDeletions` for the queued topics of the group but those in `skip` (they
+    walked in the seq already). Kafka walks a hash set; the replay takes names in
+    ascending order (topics do not interact, so only the order of rows could differ)."""
+    for name in sorted(ctx.queued - skip):
+        resume_deletions(ctx, ctx.topics[name])
+
+
 def resume_deletions(ctx: ControllerContext, topic: Topic) -> None:
+    """`resumeDeletions` (TopicDeletionManager.scala:318 at 3.7.1) for one topic."""
+    ctx.walked(topic.name)
     if not topic.queued_for_deletion or topic.deletion_started_count:
         # Some replica is ReplicaDeletionStarted: not all are deleted, no retry, and the
         # topic is not eligible (a deletion is in progress). Nothing to do.
@@ -83,6 +97,7 @@ def complete(ctx: ControllerContext, topic: Topic, replicas: Sequence[Replica]) 
         ctx.set_assignment(topic, part, ())
         part.clear_leadership()
     topic.queued_for_deletion = topic.deletion_started = topic.ineligible_for_deletion = False
+    ctx.queued.discard(topic.name)
     topic.unclean_leader_election_enable = None
     ctx.finding(topic.name, None, None, "topic_deleted",
                 f"Deletion of topic {topic.name} successfully completed")

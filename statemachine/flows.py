@@ -7,11 +7,13 @@ at once; partitions of different topics never influence each other inside a call
 sharing a request batch, which only merges their requests), so running the calls topic by
 topic gives the same states and requests.
 
-A broker event wakes only the partitions with a replica on that broker, plus those led by a
-shutting-down broker on a failure (they lose their leader in `partitionsWithOfflineLeader`).
-Kafka also retries, at every broker change, the elections of every other leaderless
-partition of the cluster; such a retry cannot succeed (none of its replicas changed
-liveness) and changes nothing, so the replay does not repeat it.
+A broker event wakes the topics with a replica on that broker, plus those led by a
+shutting-down broker on a failure (they lose their leader in `partitionsWithOfflineLeader`),
+and, because Kafka retries them at every broker change
+(`PartitionStateMachine.triggerOnlinePartitionStateChange()` with no argument, and
+`partitionsWithOfflineLeader` in `onReplicasBecomeOffline`), every leaderless partition of
+the group (`ControllerContext.leaderless_by_topic`). A deletion-activity step has every
+group walk its queued topics (`apply_deletion_step`).
 """
 
 from __future__ import annotations
@@ -20,7 +22,14 @@ from collections.abc import Callable, Sequence
 
 from schemas import event_types as ET
 from statemachine import deletion, reassignment, windows
-from statemachine.cluster import BROKER_CHANGE, FAILOVER, SHUTDOWN, ClusterState, ClusterStep
+from statemachine.cluster import (
+    BROKER_CHANGE,
+    DELETION,
+    FAILOVER,
+    SHUTDOWN,
+    ClusterState,
+    ClusterStep,
+)
 from statemachine.context import ControllerContext
 from statemachine.events import Event
 from statemachine.model import Part, Topic
@@ -56,6 +65,9 @@ def trigger_online(ctx: ControllerContext, topic: Topic, parts: Sequence[Part]) 
 
 
 def apply_cluster_step(ctx: ControllerContext, step: ClusterStep) -> None:
+    if step.kind == DELETION:
+        apply_deletion_step(ctx, step)
+        return
     ctx.begin(step.seq, step.ts, None)
     leaders = windows.leaders_before(ctx, step)
     ctx.epoch, ctx.controller = step.epoch, step.controller
@@ -71,7 +83,19 @@ def apply_cluster_step(ctx: ControllerContext, step: ClusterStep) -> None:
             on_controlled_shutdown(ctx, topic, step.broker)
     ctx.set_cluster(ClusterState(step.live_after, step.shutting_down_after, step.epoch,
                                  step.controller))
+    ctx.note_leaderless()
     windows.settle_step(ctx, step, leaders)
+
+
+def apply_deletion_step(ctx: ControllerContext, step: ClusterStep) -> None:
+    """The `resumeDeletions` of a deletion-activity event for the queued topics of the
+    group that have not walked in the seq already (in their own event's handler). Applied
+    after the group's events of the seq."""
+    ctx.begin(step.seq, step.ts, None)
+    deletion.resume_queued(ctx, ctx.walked_topics if ctx.walked_seq == step.seq else set())
+    if ctx.touched:
+        ctx.note_leaderless()
+        windows.settle(ctx, (step.event_type, None))
 
 
 def _broker_change(ctx: ControllerContext, step: ClusterStep) -> None:
@@ -111,15 +135,28 @@ def _hosted(topic: Topic, brokers: Ints) -> list[Replica]:
 
 
 def _startup(ctx: ControllerContext, brokers: Ints) -> None:
+    leaderless = ctx.leaderless_by_topic()
     for topic in ctx.topics_on(brokers):
+        leaderless.pop(topic.name, None)
         on_broker_startup(ctx, topic, brokers)
+    # triggerOnlinePartitionStateChange() retries every New and Offline partition of the
+    # cluster (KafkaController.scala:590 at 3.7.1), not only those on the new brokers.
+    for name, parts in leaderless.items():
+        trigger_online(ctx, ctx.topics[name], parts)
 
 
 def _failure(ctx: ControllerContext, brokers: Ints) -> None:
     # Partitions led by a shutting-down broker lose their leader here too (they are in
     # partitionsWithOfflineLeader), so wake the topics of shutting-down brokers as well.
+    leaderless = ctx.leaderless_by_topic()
     for topic in ctx.topics_on((*brokers, *sorted(ctx.shutting_down))):
+        leaderless.pop(topic.name, None)
         on_replicas_become_offline(ctx, topic, _hosted(topic, brokers), brokers)
+    # partitionsWithOfflineLeader and triggerOnlinePartitionStateChange() span the cluster
+    # (KafkaController.scala:668-673 at 3.7.1): the leaderless partitions of untouched
+    # topics go Offline -> Offline and are retried too.
+    for name, parts in leaderless.items():
+        _offline_and_retry(ctx, ctx.topics[name], parts)
 
 
 def on_broker_startup(ctx: ControllerContext, topic: Topic, new: Ints) -> None:
@@ -127,12 +164,13 @@ def on_broker_startup(ctx: ControllerContext, topic: Topic, new: Ints) -> None:
     partition change (an empty UM to the existing brokers, and the current metadata to the
     new ones), so no partition rows come of them."""
     replicas = _hosted(topic, new)
-    if not replicas:
-        return
     parts = list(dict.fromkeys(p for p, _ in replicas))
     # One OnlineReplica call for the replicas on all new brokers: their groupBy order.
     handle_replica_changes(ctx, topic, replicas, R.OnlineReplica, new)
-    trigger_online(ctx, topic, parts)
+    # Every New or Offline partition of the topic, hosted on the new brokers or not.
+    trigger_online(ctx, topic, topic.sorted_parts())
+    if not replicas:
+        return
     for part in parts:
         if part.being_reassigned and any(r in new for r in part.target_replicas):
             reassignment.on_partition_reassignment(
@@ -146,20 +184,23 @@ def on_replicas_become_offline(ctx: ControllerContext, topic: Topic,
     """`KafkaController.onReplicasBecomeOffline` for the replicas of one topic on the
     `failed` brokers (Kafka's one OfflineReplica call spans all their replicas: its
     groupBy order is that of all of them)."""
-    live = ctx.live
-    hosted = {p.partition for p, _ in replicas}
-    offline_leader = [
-        p for p in topic.sorted_parts()
-        if p.has_leadership and p.leader not in live
-        and (p.partition in hosted or p.leader in ctx.shutting_down)
-    ]
     if not topic.queued_for_deletion:
-        handle_partition_changes(ctx, topic, offline_leader, P.OfflinePartition)
-        woken = list(dict.fromkeys([*offline_leader, *(p for p, _ in replicas)]))
-        trigger_online(ctx, topic, woken)
+        _offline_and_retry(ctx, topic, topic.sorted_parts())
         handle_replica_changes(ctx, topic, replicas, R.OfflineReplica, failed)
     else:
         deletion.fail_replica_deletion(ctx, topic, replicas)
+
+
+def _offline_and_retry(ctx: ControllerContext, topic: Topic, parts: Sequence[Part]) -> None:
+    """The partition steps of `onReplicasBecomeOffline` for `parts` of a topic not queued
+    for deletion: those whose leader is not live (`partitionsWithOfflineLeader`: a dead or
+    shutting-down leader, or none) go Offline, then every New and Offline one is retried."""
+    if topic.queued_for_deletion:
+        return
+    live = ctx.live
+    offline_leader = [p for p in parts if p.has_leadership and p.leader not in live]
+    handle_partition_changes(ctx, topic, offline_leader, P.OfflinePartition)
+    trigger_online(ctx, topic, parts)
 
 
 def on_controlled_shutdown(ctx: ControllerContext, topic: Topic, broker: int) -> None:
@@ -254,6 +295,7 @@ def apply_event(ctx: ControllerContext, e: Event) -> None:
         return
     handler(ctx, e)
     if ctx.touched:
+        ctx.note_leaderless()
         windows.settle(ctx, (e.event_type, None))
 
 

@@ -6,8 +6,9 @@ the one cross-partition decision, topic-deletion completion, exact: it is taken 
 the replica states of all the topic's partitions, exactly when Kafka would take it.
 
 The group's own events (partition and topic scope) and the timeline's cluster steps are
-merged by `seq` (cluster steps first on a tie) and applied in that order, so a partition
-sees a broker failure without the Spark job copying the broker event to it. Each event is
+merged by `seq` (cluster steps first on a tie, deletion-activity steps last) and applied
+in that order, so a partition sees a broker failure, and a queued topic another topic's
+deletion activity, without the Spark job copying the event to it. Each event is
 dispatched to the controller flow it stands for (`statemachine.flows`).
 
 No clock, no randomness, no dependence on dict order: the same inputs give the same rows.
@@ -22,7 +23,7 @@ from contextlib import contextmanager
 from operator import attrgetter
 
 from schemas import event_types as ET
-from statemachine.cluster import ClusterTimeline
+from statemachine.cluster import DELETION, ClusterTimeline
 from statemachine.context import ControllerContext, Outputs, ReplayConfig
 from statemachine.events import Event
 from statemachine.flows import apply_cluster_step, apply_event
@@ -177,8 +178,11 @@ class Fold:
                     if last_key is not None and key < last_key:
                         raise ValueError(f"events fed out of order: {key} after {last_key}")
                     last_key = key
+                # A deletion-activity step waits for the group's events of its seq; a
+                # PartitionSnapshot comes before its seq's cluster step.
                 while i < n and (steps[i].seq < e.seq or (
-                        steps[i].seq == e.seq and e.event_type != ET.PARTITION_SNAPSHOT)):
+                        steps[i].seq == e.seq and steps[i].kind != DELETION
+                        and e.event_type != ET.PARTITION_SNAPSHOT)):
                     apply_cluster_step(ctx, steps[i])
                     self._flushed()
                     i += 1

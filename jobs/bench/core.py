@@ -29,7 +29,7 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from schemas import event_types as ET
-from statemachine.cluster import ClusterTimeline, build_timeline
+from statemachine.cluster import DELETION_ACTIVITY, TIMELINE_EVENTS, ClusterTimeline, build_timeline
 from statemachine.events import Event
 from statemachine.replay import replay
 
@@ -104,6 +104,8 @@ def group_log(table: pa.Table, buckets: int = DEFAULT_BUCKETS) -> Groups:
         if et in cluster_types:
             g.cluster_events.setdefault(cl, []).append(e)
             continue
+        if et in DELETION_ACTIVITY:  # in the timeline and in its topic's bucket
+            g.cluster_events.setdefault(cl, []).append(e)
         if topic is None:
             g.skipped += 1
             continue
@@ -153,12 +155,16 @@ def peak_rss_mb() -> float:
 def bucket_plan(
     table: pa.Table, buckets: int = DEFAULT_BUCKETS
 ) -> tuple[pa.Table, list[tuple[tuple[str, int], np.ndarray]]]:
-    """The cluster-scope rows, and the row indices of each (cluster, bucket) group in
-    table order (seq order once sorted), computed in Arrow/numpy so that only one group at
-    a time becomes Python objects: memory stays at the table plus one bucket."""
+    """The timeline's rows (cluster scope and deletion activity), and the row indices of
+    each (cluster, bucket) group in table order (seq order once sorted), computed in
+    Arrow/numpy so that only one group at a time becomes Python objects: memory stays at
+    the table plus one bucket."""
     cluster = pc.fill_null(table.column("cluster"), ET.DEFAULT_CLUSTER)
     types = pa.array(sorted(ET.CLUSTER_EVENTS))
     is_cluster = pc.fill_null(pc.is_in(table.column("event_type"), value_set=types), False)
+    timeline_types = pa.array(sorted(TIMELINE_EVENTS))
+    in_timeline = pc.fill_null(pc.is_in(table.column("event_type"), value_set=timeline_types),
+                               False)
     key = pc.binary_join_element_wise(cluster, table.column("topic"), "\x00")
     enc = key.combine_chunks().dictionary_encode()
     gids: dict[tuple[str, int], int] = {}
@@ -177,7 +183,7 @@ def bucket_plan(
     for g in sorted(key_of_gid, key=key_of_gid.__getitem__):
         lo, hi = np.searchsorted(sorted_gid, [g, g + 1])
         groups.append((key_of_gid[g], order[lo:hi]))
-    return table.filter(is_cluster), groups
+    return table.filter(in_timeline), groups
 
 
 def run_core(events_dir: str | Path, buckets: int = DEFAULT_BUCKETS) -> dict[str, Any]:

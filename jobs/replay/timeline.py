@@ -8,7 +8,9 @@ inside the replay function's closure. The core applies the steps itself; broker 
 never copied to partitions.
 
 The scan reads few columns: the cluster of every row (the clusters whose buckets each run
-wakes) and the full rows of the valid cluster events only.
+wakes), the full rows of the valid cluster events, and the seq, time and type of the valid
+deletion-activity rows (`statemachine.cluster.DELETION_ACTIVITY`: every group walks its
+queued topics at them, as Kafka's `resumeDeletions` walks every queued topic).
 """
 
 from __future__ import annotations
@@ -24,7 +26,13 @@ from jobs.replay.keying import reason_column
 from jobs.replay.runs import full_key
 from schemas import event_types as ET
 from schemas.state import CLUSTER_BUCKET
-from statemachine.cluster import ClusterTimeline, broker_intervals, build_timeline, controller_rows
+from statemachine.cluster import (
+    DELETION_ACTIVITY,
+    ClusterTimeline,
+    broker_intervals,
+    build_timeline,
+    controller_rows,
+)
 from statemachine.events import Event
 
 EVENT_FIELDS = Event._fields
@@ -34,7 +42,7 @@ EVENT_FIELDS = Event._fields
 class LogScan:
     """What the driver needs from the whole log: the groups to wake per cluster (every
     bucket and the cluster-scope group), and the distinct valid cluster-scope events per
-    cluster (ts as microseconds)."""
+    cluster with its deletion activity (ts as microseconds)."""
 
     buckets: dict[str, list[int]]
     cluster_events: dict[str, list[Event]]
@@ -68,7 +76,23 @@ def scan_log(events: DataFrame, buckets: int) -> LogScan:
     by_cluster: dict[str, set[Event]] = {c: set() for c in clusters}
     for r in normalised.where(is_cluster_event).select("cluster", *fields).distinct().collect():
         by_cluster[r["cluster"]].add(event_of(r[f] for f in EVENT_FIELDS))
+    for cluster, event in deletion_activity(normalised):
+        by_cluster[cluster].add(event)
     return log_scan(clusters, by_cluster, buckets)
+
+
+def deletion_activity(normalised: DataFrame) -> list[tuple[str, Event]]:
+    """(cluster, event) for each distinct (cluster, seq, ts, event_type, broker_id, topic)
+    of the valid deletion-activity rows. The timeline needs only seq, ts and type; broker
+    and topic stay so that a what-if that drops a topic's or a broker's events drops its
+    activity too. The StopReplica responses of one broker for one topic, a row per
+    partition, shrink to one event."""
+    activity = F.col("event_type").isin(*sorted(DELETION_ACTIVITY)) & reason_column().isNull()
+    rows = normalised.where(activity).select(
+        "cluster", "seq", F.unix_micros(F.col("ts")).alias("ts"), "event_type", "broker_id",
+        "topic").distinct()
+    return [(r["cluster"], Event(r["seq"], r["ts"], r["event_type"], r["broker_id"],
+                                 r["topic"])) for r in rows.collect()]
 
 
 def log_scan(clusters: Iterable[str], events: Mapping[str, Iterable[Event]],

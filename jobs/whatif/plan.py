@@ -27,6 +27,7 @@ from jobs.whatif.scenario import (
 )
 from schemas import event_types as ET
 from schemas.whatif import BASELINE, VARIANT_SEPARATOR
+from statemachine.cluster import TIMELINE_EVENTS
 from statemachine.context import ReplayConfig
 from statemachine.events import Event
 
@@ -56,11 +57,11 @@ class VariantPlan:
         return any(drop_matches(d, cluster, e) for d in self.drops)
 
     def edit_cluster_events(self, cluster: str, events: Iterable[Event]) -> list[Event]:
-        """The log's cluster events of `cluster` as this variant has them: dropped ones
-        out, seqs renumbered, injected cluster events in."""
+        """The log's cluster events (and deletion activity) of `cluster` as this variant
+        has them: dropped ones out, seqs renumbered, injected ones in."""
         kept = [e._replace(seq=self.renumber(cluster, e.seq)) for e in events
                 if not self.drops_event(cluster, e)]
-        kept += [e for e in self.injected.get(cluster, []) if e.event_type in ET.CLUSTER_EVENTS]
+        kept += [e for e in self.injected.get(cluster, []) if e.event_type in TIMELINE_EVENTS]
         return kept
 
 

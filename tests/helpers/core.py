@@ -284,10 +284,11 @@ def split(events: Iterable[Event]) -> tuple[list[Event], list[Event]]:
 
 def replay_log(log: Log | Iterable[Event], config: ReplayConfig | None = None,
                state: BucketState | None = None) -> tuple[BucketState, Outputs]:
-    """Build the timeline from the log's cluster events and replay the rest."""
+    """Build the timeline from the log's cluster events and deletion activity, and replay
+    the rest."""
     events = log.events if isinstance(log, Log) else list(log)
-    cluster, other = split(events)
-    return replay(state, other, build_timeline(cluster), config)
+    _, other = split(events)
+    return replay(state, other, build_timeline(events), config)
 
 
 def pstate_row(out: Outputs, topic: str, partition: int) -> PartitionStateRow:

@@ -53,7 +53,7 @@ def ingest_replay(path: Path, controller: int | None = None, live: tuple[int, ..
                   ) -> dict[str, Any]:
     r = pipeline.ingest([str(path)], assume_controller=controller, assume_live=live)
     evs: list[Event] = list(r.events)  # every field, PartitionSnapshot's included
-    tl = build_timeline([e for e in evs if e.event_type in ET.CLUSTER_EVENTS])
+    tl = build_timeline(evs)  # cluster events and deletion activity
     _state, out = replay(None, [e for e in evs if e.event_type not in ET.CLUSTER_EVENTS], tl)
     obs = [o._asdict() for o in r.observations]
     rows, trans = compare_all(
