@@ -113,10 +113,15 @@ class RequestBatch:
         self.stop_replica: dict[tuple[int, int], StopReplicaEntry] = {}
 
     def add_leader_and_isr(self, brokers: Ints, part: Part, is_new: bool) -> None:
+        adding, removing = part.adding, part.removing
+        if (adding or removing) and not self.ctx.config.profile.kip455_reassignment:
+            # Version note: before 2.4 (KIP-455) LeaderAndIsr carried no adding/removing
+            # replicas; the reassignment lived only in the controller's memory.
+            adding = removing = ()
         # One entry for every recipient (a tuple, so sharing it is safe).
         entry = _new(LeaderAndIsrEntry, (
             part.controller_epoch, part.leader, part.leader_epoch, part.isr, part.zk_version,
-            part.replicas, part.adding, part.removing, is_new,
+            part.replicas, adding, removing, is_new,
             RECOVERING if part.recovering else RECOVERED,
         ))
         entries = self.leader_and_isr

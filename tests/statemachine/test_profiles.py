@@ -186,6 +186,9 @@ def test_reassignment_before_2_4_starts_with_isnew_false_to_oar_plus_rar() -> No
     assert sent[:4] == [(C, False, (C, 4, A, B)), (4, False, (C, 4, A, B)),
                         (A, False, (C, 4, A, B)), (B, False, (C, 4, A, B))]
     assert sent[4:] == [(C, True, (C, 4, A, B)), (4, True, (C, 4, A, B))]
+    # LeaderAndIsr v0-v2 (2.0.0 LeaderAndIsrRequest.java) has no adding/removing fields.
+    assert {(r.adding_replicas, r.removing_replicas) for r in at(out.leader_and_isr, seq)} == {
+        ((), ())}
 
 
 def test_reassignment_from_2_4_sends_isnew_true_to_the_adding_replicas() -> None:
@@ -196,6 +199,8 @@ def test_reassignment_from_2_4_sends_isnew_true_to_the_adding_replicas() -> None
     _, out = replay_log(log, _cfg("2.4"))
     sent = {(r.broker_id, r.is_new) for r in at(out.leader_and_isr, seq)}
     assert (C, False) not in sent and (C, True) in sent and (A, False) in sent
+    assert {(r.adding_replicas, r.removing_replicas) for r in at(out.leader_and_isr, seq)} == {
+        ((C, 4), (A, B))}
 
 
 def test_reassignment_before_2_4_completes_with_the_twelve_steps() -> None:
