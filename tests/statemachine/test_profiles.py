@@ -186,7 +186,7 @@ def test_reassignment_before_2_4_starts_with_isnew_false_to_oar_plus_rar() -> No
     assert sent[:4] == [(C, False, (C, 4, A, B)), (4, False, (C, 4, A, B)),
                         (A, False, (C, 4, A, B)), (B, False, (C, 4, A, B))]
     assert sent[4:] == [(C, True, (C, 4, A, B)), (4, True, (C, 4, A, B))]
-    # LeaderAndIsr v0-v2 (2.0.0 LeaderAndIsrRequest.java) has no adding/removing fields.
+    # LeaderAndIsr v0-v1 (2.0.0 LeaderAndIsrRequest.java) has no adding/removing fields.
     assert {(r.adding_replicas, r.removing_replicas) for r in at(out.leader_and_isr, seq)} == {
         ((), ())}
 
