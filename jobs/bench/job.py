@@ -95,15 +95,19 @@ class MemorySampler(threading.Thread):
             self._halt.wait(self.interval)
 
 
-def run_spark(events_dir: Path, out_dir: Path, buckets: int | None) -> dict[str, Any]:
-    shutil.rmtree(out_dir, ignore_errors=True)
+def run_spark(events_dir: Path, out_dir: Path, buckets: int | None, run_id: str = RUN_ID,
+              extra: Sequence[str] = (), clear: bool = True) -> dict[str, Any]:
+    """The replay job in a subprocess (`extra`: more arguments, e.g. a checkpoint), timed,
+    its memory sampled; its stages from its `run_summary`."""
+    if clear:
+        shutil.rmtree(out_dir, ignore_errors=True)
     cmd = [sys.executable, "-m", "jobs.replay", "--events", str(events_dir),
-           "--out", str(out_dir), "--run-id", RUN_ID]  # fmt: skip
+           "--out", str(out_dir), "--run-id", run_id, *extra]  # fmt: skip
     if buckets:
         cmd += ["--buckets", str(buckets)]
     env = dict(os.environ, SPARK_LOCAL_IP="127.0.0.1", PYSPARK_PYTHON=sys.executable,
                PYSPARK_DRIVER_PYTHON=sys.executable)  # fmt: skip
-    log_path = out_dir.parent / f"{out_dir.name}.log"
+    log_path = out_dir.parent / f"{out_dir.name}-{run_id}.log"
     log_path.parent.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
     with log_path.open("w") as log:
@@ -122,7 +126,7 @@ def run_spark(events_dir: Path, out_dir: Path, buckets: int | None) -> dict[str,
         print("Spark job failed:\n  " + "\n  ".join(tail), file=sys.stderr)
         return fig
     summary = pq.read_table(out_dir / "run_summary").to_pylist()
-    mine = [r for r in summary if str(r.get("run_id")) == RUN_ID] or summary
+    mine = [r for r in summary if str(r.get("run_id")) == run_id] or summary
     stages: dict[str, float] = {}
     for row in mine:
         for k, v in row["stage_seconds"] or []:
