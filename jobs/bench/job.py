@@ -285,7 +285,28 @@ def kept_log(markdown: Path) -> str:
     return text[at:] if at >= 0 else LOG_START
 
 
-def render_markdown(runs: dict[str, Run], mach: dict[str, str], log: str = LOG_START) -> str:
+def nightly_table(nightly: dict[str, Run]) -> list[str]:
+    """`make bench-nightly`: one row per preset measured."""
+    if not nightly:
+        return []
+    lines = ["## Nightly run (`make bench-nightly`)", "",
+             "| preset | first run rows | seconds | night rows | seconds | night / first "
+             "| state tables = full replay | peak RSS night: JVM / workers (MB) |",
+             "|---|---|---|---|---|---|---|---|"]
+    for preset in preset_order(nightly):
+        r = nightly[preset]
+        memory = r["night"].get("memory_mb", {})
+        lines.append(
+            f"| {preset} | {_n(r['first_rows'])} | {_n(r['first_seconds'])} | "
+            f"{_n(r['night_rows'])} | {_n(r['night_seconds'])} | "
+            f"{r['night_share_of_first']:.1%} | "
+            f"{all(r['state_tables_equal_full_replay'].values())} | "
+            f"{_n(memory.get('driver_jvm'))} / {_n(memory.get('python_workers'))} |")
+    return [*lines, ""]
+
+
+def render_markdown(runs: dict[str, Run], mach: dict[str, str], log: str = LOG_START,
+                    nightly: dict[str, Run] | None = None) -> str:
     """The generated part (the machine and the results table), then `log` unchanged."""
     lines = [
         INTRO,
@@ -298,6 +319,7 @@ def render_markdown(runs: dict[str, Run], mach: dict[str, str], log: str = LOG_S
         *results_table(runs),
         "",
         NOTES,
+        *nightly_table(nightly or {}),
     ]
     return "\n".join(lines) + "\n" + log
 
@@ -389,10 +411,16 @@ def write_reports(result: Run, json_path: Path, markdown: Path) -> None:
     BENCHMARKS.md: the generated part from `runs`, the log part kept."""
     old: dict[str, Any] = json.loads(json_path.read_text()) if json_path.is_file() else {}
     runs = dict(old.get("runs", {}))
-    runs[result["preset"]] = {k: v for k, v in result.items() if k != "runs"}
+    if result:
+        runs[result["preset"]] = {k: v for k, v in result.items()
+                                  if k not in ("runs", "nightly")}
+    else:  # `make bench-nightly`: the last `make bench` run stays at the top level
+        result = {k: v for k, v in old.items() if k not in ("machine", "runs", "nightly")}
+    nightly = dict(old.get("nightly", {}))
     mach = machine()
-    json_path.write_text(json.dumps({**result, "machine": mach, "runs": runs}, indent=2) + "\n")
-    markdown.write_text(render_markdown(runs, mach, kept_log(markdown)))
+    json_path.write_text(json.dumps({**result, "machine": mach, "runs": runs,
+                                     "nightly": nightly}, indent=2) + "\n")
+    markdown.write_text(render_markdown(runs, mach, kept_log(markdown), nightly))
 
 
 def print_summary(result: Run) -> None:

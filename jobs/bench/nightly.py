@@ -29,8 +29,8 @@ import pyarrow.compute as pc
 import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 
-from jobs.bench.core import REPO_ROOT, cached_log, read_log
-from jobs.bench.job import run_spark
+from jobs.bench.core import CACHE, REPO_ROOT, cached_log, read_log
+from jobs.bench.job import run_spark, write_reports
 from schemas.tables import STATE_TABLES
 
 WORK = REPO_ROOT / "out" / "bench-nightly"
@@ -58,9 +58,11 @@ def state_rows(out_dir: Path, table: str, run_id: str) -> list[str]:
     return sorted(map(repr, rows.to_pylist()))
 
 
-def run_nightly(preset: str, seed: int, share: float, buckets: int | None) -> dict[str, Any]:
-    events_dir, _ = cached_log(preset, seed)
-    work = WORK / preset
+def run_nightly(preset: str, seed: int, share: float, buckets: int | None,
+                work_root: Path = WORK, cache: Path = CACHE) -> dict[str, Any]:
+    """Day 1, the night and the full replay, each a `jobs.replay` process (`run_spark`)."""
+    events_dir, _ = cached_log(preset, seed, cache)
+    work = work_root / preset
     events, night_file, first_rows, night_rows = split_log(events_dir, work, share)
     checkpoint = ["--checkpoint", str(work / "checkpoint")]
     shutil.rmtree(work / "checkpoint", ignore_errors=True)
@@ -90,16 +92,21 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     ap.add_argument("--share", type=float, default=0.01, help="the night's share of the log")
     ap.add_argument("--buckets", type=int, help="replay groups (default: the job's config)")
     ap.add_argument("--json", default=str(REPO_ROOT / "bench.json"))
+    ap.add_argument("--markdown", default=str(REPO_ROOT / "BENCHMARKS.md"))
+    ap.add_argument("--work", default=str(WORK), help="where the split log and tables go")
+    ap.add_argument("--cache", default=str(CACHE), help="where simulated logs are cached")
     return ap.parse_args(argv)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
-    result = run_nightly(args.preset, args.seed, args.share, args.buckets)
+    result = run_nightly(args.preset, args.seed, args.share, args.buckets, Path(args.work),
+                         Path(args.cache))
     path = Path(args.json)
     data: dict[str, Any] = json.loads(path.read_text()) if path.is_file() else {}
     data.setdefault("nightly", {})[args.preset] = result
     path.write_text(json.dumps(data, indent=2) + "\n")
+    write_reports({}, path, Path(args.markdown))  # BENCHMARKS.md's nightly table
     print(f"[nightly] first run {result['first_seconds']} s ({result['first_rows']:,} rows), "
           f"night {result['night_seconds']} s ({result['night_rows']:,} rows): "
           f"{result['night_share_of_first']:.1%} of the first run; memory "
