@@ -1,5 +1,7 @@
-"""Rows of the core <-> the binary payloads of the tagged output <-> Arrow batches of a table;
-and a group's counts <-> the payload of its counts row.
+"""Rows of the core -> Arrow batches of a table's files (`file_batch`, written by the worker
+that folded them: `jobs.replay.staging`), or <-> the binary payloads of the tagged output
+<-> Arrow batches of a table (where the workers cannot write `--out`); and a group's counts
+<-> the payload of its counts row.
 
 A group's rows for one table are serialised once, in the Python worker that folded them, as
 an Arrow IPC stream of the table's columns after (cluster, run_id). The stateful UDF thus

@@ -10,8 +10,10 @@ Its steps, per group and micro-batch:
    state saved in `GroupState` (`fold_in_memory`, or `fold_in_pieces` for a group of more
    than SPILL_ROWS valid rows, sorted on disk by `jobs.replay.runs` and returned as the
    pieces fold); the cluster-scope group only accounts for its rows (`account_cluster_rows`);
-3. return tagged rows: one per output table and chunk (rows serialised once,
-   `jobs.replay.codec`) plus one counts row (`GroupOutput.finish`).
+3. return tagged rows: one per output table and chunk, whose rows this worker has written
+   to the batch's staging directory (`jobs.replay.staging`), or serialised once into the
+   payload where it cannot write `--out` (`jobs.replay.codec`), plus one counts row
+   (`GroupOutput.finish`).
 
 No Kafka rule is decided here.
 """
