@@ -113,15 +113,19 @@ class StagingArea:
     def batch_dir(self, table: str) -> str:
         return f"{self.run_dir(table)}/batch-{self.batch}"
 
+    def _arrow_dir(self, path: str) -> tuple[pafs.FileSystem, str]:
+        """A directory under `out` (a Hadoop path), created, as pyarrow names it."""
+        filesystem, root = _filesystem(self.out)
+        directory = root.rstrip("/") + path[len(self.out.rstrip("/")):]
+        filesystem.create_dir(directory, recursive=True)
+        return filesystem, directory
+
     # -- in the worker ---------------------------------------------------------------------
 
     def write(self, table: str, cluster: str, bucket: int, chunk: int,
               batch: pa.RecordBatch) -> None:
         """One chunk of one group's rows of `table` (file_schema), as one Parquet file."""
-        filesystem, root = _filesystem(self.out)
-        rel = self.batch_dir(table)[len(self.out.rstrip("/")):]
-        directory = root.rstrip("/") + rel
-        filesystem.create_dir(directory, recursive=True)
+        filesystem, directory = self._arrow_dir(self.batch_dir(table))
         name = f"part-b{self.batch}-{digest(cluster)}-{bucket}-{chunk:05d}.parquet"
         pq.write_table(pa.Table.from_batches([batch]), f"{directory}/{name}",
                        filesystem=filesystem, **WRITE_OPTIONS)
@@ -157,9 +161,7 @@ class StagingArea:
         schema and no rows, so that the table reads back whatever the run found."""
         partition = f"{table_path(self.out, table)}/run_id={self.run_id}"
         delete_path(spark, partition)
-        filesystem, root = _filesystem(self.out)
-        directory = root.rstrip("/") + partition[len(self.out.rstrip("/")):]
-        filesystem.create_dir(directory, recursive=True)
+        filesystem, directory = self._arrow_dir(partition)
         pq.write_table(file_schema(table).empty_table(), f"{directory}/part-00000.parquet",
                        filesystem=filesystem, **WRITE_OPTIONS)
 
