@@ -64,7 +64,7 @@ ROW_COLUMNS: tuple[str, ...] = tuple(
 )
 
 # What the stateful operator receives: per input batch, one row per (cluster, bucket, wake)
-# whose payload holds that group's rows (ROW_COLUMNS as an Arrow IPC stream); wake rows none.
+# whose payload holds that group's rows (pickled tuples of ROW_COLUMNS); wake rows none.
 PACKED_SCHEMA = T.StructType(
     [
         T.StructField("cluster", T.StringType(), False),
