@@ -208,7 +208,8 @@ NOTES = """\
 pyarrow read + sort + fold in one process; the target is a ratio of at least 0.5. The
 stricter ratio against the fold alone is shown too.
 Spark stages come from the job's `run_summary.stage_seconds` (`replay` includes the
-streaming query's shuffle, grouping and Python workers). Peak RSS is sampled with
+streaming query's shuffle, grouping and Python workers, which also write the tables'
+files; `write` is the driver's commit of the staged files). Peak RSS is sampled with
 `ps` every 0.5 s; python workers are summed (pages shared after fork counted per
 process).
 """
