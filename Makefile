@@ -68,6 +68,9 @@ whatif-sample: install ## fail each broker of the sample log in turn (one Spark 
 	$(PY) -m jobs.report --tables $(OUT)/tables --run-id sample --audit $(OUT)/tables \
 		--whatif $(OUT)/whatif --out $(OUT)/whatif-report.html
 
+bench-nightly: install ## first run over 99% of the bench log with a checkpoint, then a night over the last 1%
+	$(PY) -m jobs.bench.nightly --preset $(BENCH)
+
 bench-whatif: install ## N what-if variants in one Spark job against N separate replays
 	$(PY) -m jobs.whatif.bench --preset sample
 
@@ -82,4 +85,4 @@ cluster-test: install ## spark-submit the replay to a standalone master + 2 work
 clean: ## remove build and run outputs (keeps .venv)
 	rm -rf dist build $(OUT) .pytest_cache .mypy_cache .ruff_cache
 
-.PHONY: help install run report-sample browser test test-fast test-core lint typecheck bench-core bench package cluster-test clean ingest-sample audit-sample whatif-sample bench-whatif
+.PHONY: help install run report-sample browser test test-fast test-core lint typecheck bench-core bench bench-nightly package cluster-test clean ingest-sample audit-sample whatif-sample bench-whatif

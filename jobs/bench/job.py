@@ -95,15 +95,19 @@ class MemorySampler(threading.Thread):
             self._halt.wait(self.interval)
 
 
-def run_spark(events_dir: Path, out_dir: Path, buckets: int | None) -> dict[str, Any]:
-    shutil.rmtree(out_dir, ignore_errors=True)
+def run_spark(events_dir: Path, out_dir: Path, buckets: int | None, run_id: str = RUN_ID,
+              extra: Sequence[str] = (), clear: bool = True) -> dict[str, Any]:
+    """The replay job in a subprocess (`extra`: more arguments, e.g. a checkpoint), timed,
+    its memory sampled; its stages from its `run_summary`."""
+    if clear:
+        shutil.rmtree(out_dir, ignore_errors=True)
     cmd = [sys.executable, "-m", "jobs.replay", "--events", str(events_dir),
-           "--out", str(out_dir), "--run-id", RUN_ID]  # fmt: skip
+           "--out", str(out_dir), "--run-id", run_id, *extra]  # fmt: skip
     if buckets:
         cmd += ["--buckets", str(buckets)]
     env = dict(os.environ, SPARK_LOCAL_IP="127.0.0.1", PYSPARK_PYTHON=sys.executable,
                PYSPARK_DRIVER_PYTHON=sys.executable)  # fmt: skip
-    log_path = out_dir.parent / f"{out_dir.name}.log"
+    log_path = out_dir.parent / f"{out_dir.name}-{run_id}.log"
     log_path.parent.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
     with log_path.open("w") as log:
@@ -122,7 +126,7 @@ def run_spark(events_dir: Path, out_dir: Path, buckets: int | None) -> dict[str,
         print("Spark job failed:\n  " + "\n  ".join(tail), file=sys.stderr)
         return fig
     summary = pq.read_table(out_dir / "run_summary").to_pylist()
-    mine = [r for r in summary if str(r.get("run_id")) == RUN_ID] or summary
+    mine = [r for r in summary if str(r.get("run_id")) == run_id] or summary
     stages: dict[str, float] = {}
     for row in mine:
         for k, v in row["stage_seconds"] or []:
@@ -204,7 +208,8 @@ NOTES = """\
 pyarrow read + sort + fold in one process; the target is a ratio of at least 0.5. The
 stricter ratio against the fold alone is shown too.
 Spark stages come from the job's `run_summary.stage_seconds` (`replay` includes the
-streaming query's shuffle, grouping and Python workers). Peak RSS is sampled with
+streaming query's shuffle, grouping and Python workers, which also write the tables'
+files; `write` is the driver's commit of the staged files). Peak RSS is sampled with
 `ps` every 0.5 s; python workers are summed (pages shared after fork counted per
 process).
 """
@@ -281,7 +286,28 @@ def kept_log(markdown: Path) -> str:
     return text[at:] if at >= 0 else LOG_START
 
 
-def render_markdown(runs: dict[str, Run], mach: dict[str, str], log: str = LOG_START) -> str:
+def nightly_table(nightly: dict[str, Run]) -> list[str]:
+    """`make bench-nightly`: one row per preset measured."""
+    if not nightly:
+        return []
+    lines = ["## Nightly run (`make bench-nightly`)", "",
+             "| preset | first run rows | seconds | night rows | seconds | night / first "
+             "| state tables = full replay | peak RSS night: JVM / workers (MB) |",
+             "|---|---|---|---|---|---|---|---|"]
+    for preset in preset_order(nightly):
+        r = nightly[preset]
+        memory = r["night"].get("memory_mb", {})
+        lines.append(
+            f"| {preset} | {_n(r['first_rows'])} | {_n(r['first_seconds'])} | "
+            f"{_n(r['night_rows'])} | {_n(r['night_seconds'])} | "
+            f"{r['night_share_of_first']:.1%} | "
+            f"{all(r['state_tables_equal_full_replay'].values())} | "
+            f"{_n(memory.get('driver_jvm'))} / {_n(memory.get('python_workers'))} |")
+    return [*lines, ""]
+
+
+def render_markdown(runs: dict[str, Run], mach: dict[str, str], log: str = LOG_START,
+                    nightly: dict[str, Run] | None = None) -> str:
     """The generated part (the machine and the results table), then `log` unchanged."""
     lines = [
         INTRO,
@@ -294,6 +320,7 @@ def render_markdown(runs: dict[str, Run], mach: dict[str, str], log: str = LOG_S
         *results_table(runs),
         "",
         NOTES,
+        *nightly_table(nightly or {}),
     ]
     return "\n".join(lines) + "\n" + log
 
@@ -385,10 +412,16 @@ def write_reports(result: Run, json_path: Path, markdown: Path) -> None:
     BENCHMARKS.md: the generated part from `runs`, the log part kept."""
     old: dict[str, Any] = json.loads(json_path.read_text()) if json_path.is_file() else {}
     runs = dict(old.get("runs", {}))
-    runs[result["preset"]] = {k: v for k, v in result.items() if k != "runs"}
+    if result:
+        runs[result["preset"]] = {k: v for k, v in result.items()
+                                  if k not in ("runs", "nightly")}
+    else:  # `make bench-nightly`: the last `make bench` run stays at the top level
+        result = {k: v for k, v in old.items() if k not in ("machine", "runs", "nightly")}
+    nightly = dict(old.get("nightly", {}))
     mach = machine()
-    json_path.write_text(json.dumps({**result, "machine": mach, "runs": runs}, indent=2) + "\n")
-    markdown.write_text(render_markdown(runs, mach, kept_log(markdown)))
+    json_path.write_text(json.dumps({**result, "machine": mach, "runs": runs,
+                                     "nightly": nightly}, indent=2) + "\n")
+    markdown.write_text(render_markdown(runs, mach, kept_log(markdown), nightly))
 
 
 def print_summary(result: Run) -> None:

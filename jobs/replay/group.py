@@ -10,8 +10,10 @@ Its steps, per group and micro-batch:
    state saved in `GroupState` (`fold_in_memory`, or `fold_in_pieces` for a group of more
    than SPILL_ROWS valid rows, sorted on disk by `jobs.replay.runs` and returned as the
    pieces fold); the cluster-scope group only accounts for its rows (`account_cluster_rows`);
-3. return tagged rows: one per output table and chunk (rows serialised once,
-   `jobs.replay.codec`) plus one counts row (`GroupOutput.finish`).
+3. return tagged rows: one per output table and chunk, whose rows this worker has written
+   to the batch's staging directory (`jobs.replay.staging`), or serialised once into the
+   payload where it cannot write `--out` (`jobs.replay.codec`), plus one counts row
+   (`GroupOutput.finish`).
 
 No Kafka rule is decided here.
 """
@@ -28,9 +30,10 @@ from typing import Any, NamedTuple
 import pandas as pd
 from pyspark.sql.streaming.state import GroupState
 
-from jobs.replay.codec import GroupCounts, encode, encode_counts
+from jobs.replay.codec import GroupCounts, encode, encode_counts, file_batch
 from jobs.replay.pack import unpack
 from jobs.replay.runs import GroupRows, Row
+from jobs.replay.staging import StagingArea
 from schemas.state import CLUSTER_BUCKET, COUNTS_TAG, OFFLINE_LISTED, TAGGED_SCHEMA
 from statemachine.cluster import ClusterTimeline, build_timeline
 from statemachine.context import Outputs, ReplayConfig
@@ -71,7 +74,7 @@ class TaggedRow(NamedTuple):
     bucket: int
     table: str
     rows: int
-    payload: bytes
+    payload: bytes | None  # None: the rows are in staged files (`jobs.replay.staging`)
 
 
 TAGGED_COLUMNS = list(TaggedRow._fields)
@@ -84,19 +87,30 @@ Folded = tuple[BucketState, Outputs]
 
 @dataclass
 class GroupOutput:
-    """The tagged rows of one group, encoded as they come and handed back in parts."""
+    """The tagged rows of one group, handed back in parts. With a staging area the rows
+    of each table are written to files as they come and the tagged row only counts them;
+    without, they are encoded into its payload."""
 
     cluster: str
     bucket: int
+    staging: StagingArea | None = None
     tagged: list[TaggedRow] = field(default_factory=list)
     kinds: Counter[str] = field(default_factory=Counter)  # findings by kind
+    chunks: Counter[str] = field(default_factory=Counter)  # files staged per table
 
     def add(self, table: str, rows: list[Any]) -> None:
-        if rows:
-            self.tagged.append(
-                TaggedRow(self.cluster, self.bucket, table, len(rows), encode(table, rows)))
-            if table == "findings":
-                self.kinds.update(f.kind for f in rows)
+        if not rows:
+            return
+        payload = None
+        if self.staging is None:
+            payload = encode(table, rows)
+        else:
+            self.staging.write(table, self.cluster, self.bucket, self.chunks[table],
+                               file_batch(table, self.cluster, rows))
+            self.chunks[table] += 1
+        self.tagged.append(TaggedRow(self.cluster, self.bucket, table, len(rows), payload))
+        if table == "findings":
+            self.kinds.update(f.kind for f in rows)
 
     def emit(self, out: Outputs, tables: tuple[tuple[str, str], ...] = EVENT_TABLES) -> None:
         for attr, table in tables:
@@ -249,9 +263,10 @@ def fold_in_pieces(
 def replay_one_group(
     cluster: str, bucket: int, pdfs: Iterable[pd.DataFrame], state: GroupState,
     timeline: ClusterTimeline, config: ReplayConfig, applied_through: int,
+    staging: StagingArea | None = None,
 ) -> Iterator[list[TaggedRow]]:
     """Yields the group's tagged rows in parts: a spilled group's parts as its pieces fold."""
-    output = GroupOutput(cluster, bucket)
+    output = GroupOutput(cluster, bucket, staging)
     group = GroupInput(GroupRows(SPILL_ROWS))
     try:
         read_group(pdfs, group, output)
@@ -293,7 +308,7 @@ def make_replay_fn(timelines: dict[str, ClusterTimeline], config: ReplayConfig,
         with gc_paused():
             for tagged in replay_one_group(cluster, bucket, pdfs, state, timeline,
                                            by_cluster.get(cluster, config),
-                                           previous.get(cluster, -1)):
+                                           previous.get(cluster, -1), StagingArea.of_task()):
                 if tagged:
                     yield pd.DataFrame.from_records(tagged, columns=TAGGED_COLUMNS)
 

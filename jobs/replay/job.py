@@ -31,14 +31,16 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 from pyspark.sql import SparkSession
 from pyspark.sql.streaming.query import StreamingQuery
 
 from jobs.common.config import DEFAULT_CONFIG, find_file, kafka_release, load_config
 from jobs.common.lease import CheckpointLease, LeaseHeld
-from jobs.common.paths import run_id_problem
+from jobs.common.paths import arrow_filesystem, run_id_problem
 from jobs.common.session import build_session, under_spark_submit
 from jobs.common.tables import (
+    delete_path,
     ensure_run_partitions,
     path_exists,
     read_text,
@@ -80,6 +82,7 @@ from jobs.replay.source import (
 )
 from jobs.replay.summary import print_summary, summary_batches
 from jobs.replay.timeline import LogScan, build_timelines, horizon, timeline_rows
+from schemas.arrow import arrow_schema
 from schemas.events import EVENT_SCHEMA
 from schemas.state import WAKE_SCHEMA
 from schemas.tables import TIMELINE_TABLES
@@ -298,8 +301,17 @@ def write_wake_rows(spark: SparkSession, s: Settings, timeline: TimelineStage) -
     if path_exists(spark, target):
         return
     staging = s.under_checkpoint(f"wake/_staging-{s.run_id}")  # hidden from the stream
-    spark.createDataFrame(rows, WAKE_SCHEMA).coalesce(1).write.mode("overwrite") \
-        .parquet(staging)
+    opened = arrow_filesystem(staging)
+    if opened is None:  # no pyarrow client for the checkpoint's scheme: a Spark job
+        spark.createDataFrame(rows, WAKE_SCHEMA).coalesce(1).write.mode("overwrite") \
+            .parquet(staging)
+    else:  # a few hundred rows: no Spark job for them
+        delete_path(spark, staging)  # what a killed attempt left
+        filesystem, inner = opened
+        filesystem.create_dir(inner, recursive=True)
+        pq.write_table(pa.Table.from_pylist([dict(zip(WAKE_SCHEMA.fieldNames(), r, strict=True))
+                                             for r in rows], arrow_schema(WAKE_SCHEMA)),
+                       f"{inner}/part-00000.parquet", filesystem=filesystem)
     rename_path(spark, staging, target)
 
 

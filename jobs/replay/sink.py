@@ -1,27 +1,36 @@
-"""`foreachBatch` of the replay query: split the tagged rows by table, decode, write.
+"""`foreachBatch` of the replay query: the batch's tables, then its ledger record.
 
-The batch is persisted once; one small aggregation gives the per-(cluster, table) row counts
-and collects the groups' counts payloads (one small row per group; no output row is
-collected to the driver); then each table is decoded from its payloads with `mapInArrow`
-and written as Parquet.
+Where pyarrow can open `--out` (local disks, HDFS, S3: `jobs.replay.staging`), the workers
+that fold the groups write the tables' files themselves into a staging directory; the batch
+comes back to the driver as its tagged rows, one small row per (group, table) that only
+counts (and one counts row per group), and the driver commits the staged files.
+
+Elsewhere the tagged rows carry the tables' rows as payloads: the batch is persisted once,
+one small aggregation gives the per-(cluster, table) row counts and collects the groups'
+counts payloads (no output row comes to the driver), then each table is decoded from its
+payloads with `mapInArrow` and written by Spark's Parquet writer.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from pyspark import StorageLevel
-from pyspark.sql import DataFrame
+from pyspark.sql import DataFrame, Row, SparkSession
 from pyspark.sql import functions as F
+from pyspark.sql import types as T
 
-from jobs.common.tables import write_table
+from jobs.common.paths import scheme_of
+from jobs.common.tables import path_exists, write_table
 from jobs.replay import faults
 from jobs.replay.codec import GroupCounts, decode_counts, decoder
 from jobs.replay.ledger import BatchCounts, ClusterCounts, RunLedger
+from jobs.replay.staging import STAGING_PROPERTY, StagingArea, file_schema
 from jobs.replay.supersede import supersede_state_rows
 from schemas.state import COUNTS_TAG
 from schemas.tables import REPLAY_TABLES, STATE_TABLES, TABLES
@@ -43,6 +52,34 @@ def add_group(counts: ClusterCounts, bucket: int, group: GroupCounts) -> None:
     counts.last_ts = max(counts.last_ts, group.last_ts)
 
 
+def tally_rows(tagged: list[Row]) -> tuple[BatchCounts, Counter[str], dict[str, set[int]]]:
+    """The batch's counts per cluster, its rows per table and the buckets it replayed per
+    cluster, from its tagged rows (staged tables: they hold no output row)."""
+    counts: BatchCounts = {}
+    table_rows: Counter[str] = Counter()
+    replayed: dict[str, set[int]] = {}
+    for r in tagged:
+        c = counts.setdefault(r["cluster"], ClusterCounts())
+        if r["table"] == COUNTS_TAG:
+            replayed.setdefault(r["cluster"], set()).add(int(r["bucket"]))
+            add_group(c, int(r["bucket"]), decode_counts(r["payload"]))
+        else:
+            table_rows[r["table"]] += int(r["rows"])
+            c.rows_written[r["table"]] += int(r["rows"])
+    return counts, table_rows, replayed
+
+
+def staged_frame(spark: SparkSession, staging: StagingArea, table: str) -> DataFrame:
+    """The rows this batch staged for `table`, in the table's schema."""
+    body = T.StructType([f for f in TABLES[table].fields if f.name != "run_id"])
+    assert body.fieldNames() == file_schema(table).names
+    if not path_exists(spark, staging.batch_dir(table)):
+        return spark.createDataFrame([], TABLES[table])
+    return (spark.read.schema(body).parquet(staging.batch_dir(table))
+            .withColumn("run_id", F.lit(staging.run_id))
+            .select(*TABLES[table].fieldNames()))
+
+
 @dataclass
 class BatchSink:
     """Callable for `foreachBatch`: writes each batch's tables, then records its counts in
@@ -60,6 +97,52 @@ class BatchSink:
     write_seconds: float = 0.0
 
     def __call__(self, batch: DataFrame, batch_id: int) -> None:
+        # Rows of an earlier batch of this run (this invocation's or a killed one's) are in
+        # the run's partitions already: append to them, never replace them.
+        first = not self.ledger.earlier_than(batch_id)
+        if StagingArea.usable(self.out_dir):
+            counts, table_rows = self._staged_batch(batch, batch_id, first)
+        else:
+            counts, table_rows = self._payload_batch(batch, first)
+        self.ledger.record(batch_id, counts)
+        faults.reached("batch_written")
+        self.batches += 1
+        self.log(
+            f"batch {batch_id}: wrote "
+            + ", ".join(f"{t}={table_rows.get(t, 0)}" for t in REPLAY_TABLES)
+        )
+
+    def _staged_batch(self, batch: DataFrame, batch_id: int,
+                      first: bool) -> tuple[BatchCounts, Counter[str]]:
+        """The workers write the tables while they fold; the driver commits the files."""
+        spark = batch.sparkSession
+        out = os.path.abspath(self.out_dir) if scheme_of(self.out_dir) == "" else self.out_dir
+        staging = StagingArea(out, self.run_id, batch_id)
+        staging.clear(spark, REPLAY_TABLES)
+        started = time.perf_counter()
+        spark.sparkContext.setLocalProperty(STAGING_PROPERTY, staging.to_property())
+        try:
+            tagged = batch.select("cluster", "bucket", "table", "rows", "payload").collect()
+        finally:
+            spark.sparkContext.setLocalProperty(STAGING_PROPERTY, None)  # type: ignore[arg-type]
+        self.fold_seconds += time.perf_counter() - started
+        started = time.perf_counter()
+        counts, table_rows, replayed = tally_rows(tagged)
+        for table in REPLAY_TABLES:
+            if table in STATE_TABLES and not first:
+                now = supersede_state_rows(spark, staged_frame(spark, staging, table),
+                                           self.out_dir, table, self.run_id, self.buckets,
+                                           replayed)
+                for cluster, n in now.items():
+                    counts.setdefault(cluster, ClusterCounts()).rows_written[table] = n
+            elif not staging.commit(spark, table, replace=first) and first:
+                staging.write_empty(spark, table)
+        staging.clean(spark, REPLAY_TABLES)
+        self.write_seconds += time.perf_counter() - started
+        return counts, table_rows
+
+    def _payload_batch(self, batch: DataFrame,
+                       first: bool) -> tuple[BatchCounts, Counter[str]]:
         # On disk, not in the JVM heap: the batch holds every output row of the run
         # (compressed), so in memory it would grow with the events.
         batch = batch.persist(StorageLevel.DISK_ONLY)
@@ -68,20 +151,11 @@ class BatchSink:
             counts, table_rows, replayed = self._tally(batch)
             self.fold_seconds += time.perf_counter() - started
             started = time.perf_counter()
-            # Rows of an earlier batch of this run (this invocation's or a killed one's)
-            # are in the run's partitions already: append to them, never replace them.
-            first = not self.ledger.earlier_than(batch_id)
             self._write_tables(batch, table_rows, replayed, counts, first)
             self.write_seconds += time.perf_counter() - started
         finally:
             batch.unpersist()
-        self.ledger.record(batch_id, counts)
-        faults.reached("batch_written")
-        self.batches += 1
-        self.log(
-            f"batch {batch_id}: wrote "
-            + ", ".join(f"{t}={table_rows.get(t, 0)}" for t in REPLAY_TABLES)
-        )
+        return counts, table_rows
 
     def _tally(self, batch: DataFrame) -> tuple[BatchCounts, Counter[str], dict[str, set[int]]]:
         """The batch's counts per cluster, its rows per table and the buckets it replayed

@@ -19,6 +19,7 @@ from pyspark.sql import types as T
 from jobs.common.tables import read_table
 from jobs.replay.faults import ENV, POINTS
 from jobs.replay.job import main
+from jobs.replay.staging import KILL_WORKER_ENV
 from schemas import event_types as ET
 from schemas.tables import TABLES
 from tests.helpers import ROOT
@@ -119,3 +120,41 @@ def test_without_the_ledger_a_rerun_after_the_commit_would_count_nothing(
     assert main(args(tmp_path, "n2")) == 0
     [summary] = _table(spark, tmp_path, "run_summary", "n2").collect()
     assert (summary["rows_read"], summary["batches"]) == (0, 0)
+
+
+def test_a_worker_killed_after_staging_a_file_is_retried_to_a_clean_runs_tables(
+    spark: SparkSession, clean: Path, tmp_path: Path
+) -> None:
+    """A Python worker dies after writing its first staged file (os._exit, mid-task); Spark
+    retries the task (`local[2,4]`: four attempts), which rewrites the same files."""
+    marker = tmp_path / "worker-killed"
+    for n in (1, 2):
+        night(tmp_path, n)
+        env = {**os.environ, KILL_WORKER_ENV: str(marker), "PYTHONPATH": str(ROOT),
+               "SPARK_LOCAL_IP": "127.0.0.1"}
+        done = subprocess.run(
+            [sys.executable, "-m", "jobs.replay", *args(tmp_path, f"n{n}"),
+             "--master", "local[2,4]"],
+            cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+        assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+        assert marker.exists()  # a worker was killed (in night 1)
+    assert_same_tables(spark, tmp_path, clean)
+    assert not list((tmp_path / "out").glob("*/_staging"))
+
+
+def test_files_staged_by_a_killed_attempt_are_never_read(
+    spark: SparkSession, clean: Path, tmp_path: Path
+) -> None:
+    """Files an earlier attempt left in the staging directory of the batch (or of another
+    batch of the run) are removed, never committed."""
+    night(tmp_path, 1)
+    assert main(args(tmp_path, "n1")) == 0
+    night(tmp_path, 2)
+    stray = read_table(spark, str(tmp_path / "out"), "state_changes").limit(1).toPandas()
+    for batch in (1, 7):
+        staged = tmp_path / "out" / "state_changes" / "_staging" / "n2" / f"batch-{batch}"
+        staged.mkdir(parents=True)
+        stray.drop(columns=["run_id"]).to_parquet(staged / f"part-b{batch}-stray.parquet")
+    assert main(args(tmp_path, "n2")) == 0
+    assert_same_tables(spark, tmp_path, clean)
+    assert not (tmp_path / "out" / "state_changes" / "_staging").exists()
