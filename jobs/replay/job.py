@@ -88,6 +88,7 @@ from schemas.state import WAKE_SCHEMA
 from schemas.tables import TIMELINE_TABLES
 from statemachine.cluster import ClusterTimeline
 from statemachine.context import ReplayConfig
+from statemachine.profiles import DEFAULT_KAFKA_VERSION
 
 
 def log(message: str) -> None:
@@ -217,18 +218,29 @@ class StageClock:
         return time.perf_counter() - start
 
 
-def pin_buckets(spark: SparkSession, checkpoint: str, buckets: int) -> str | None:
-    """The bucket count is part of the state's key: a checkpoint replayed with another
-    count would look for each topic's partitions in the wrong state row and silently
-    start them from nothing. The first run records it; a different one is refused."""
+def pin_settings(spark: SparkSession, checkpoint: str, buckets: int, profile: str
+                 ) -> str | None:
+    """Settings a checkpoint's state depends on, recorded by its first run; a later run
+    that asks for others is refused. The bucket count is part of the state's key: another
+    count would look for each topic's partitions in the wrong state row and silently start
+    them from nothing. The release profile decides the rules the saved state was built
+    with: resuming it under another release's rules would mix the two. A checkpoint from
+    before profiles existed was built with 3.7's."""
     path = f"{checkpoint.rstrip('/')}/replay-settings.json"
     if not path_exists(spark, path):
-        write_text(spark, path, json.dumps({"buckets": buckets}) + "\n")
+        write_text(spark, path, json.dumps({"buckets": buckets, "kafka_profile": profile}) + "\n")
         return None
-    pinned = int(json.loads(read_text(spark, path))["buckets"])
-    if pinned != buckets:
-        return (f"checkpoint {checkpoint} was built with buckets={pinned}, this run asks for "
-                f"buckets={buckets}; keep {pinned}, or replay in full with a new checkpoint")
+    pinned = json.loads(read_text(spark, path))
+    pinned_buckets = int(pinned["buckets"])
+    if pinned_buckets != buckets:
+        return (f"checkpoint {checkpoint} was built with buckets={pinned_buckets}, this run "
+                f"asks for buckets={buckets}; keep {pinned_buckets}, or replay in full with a "
+                "new checkpoint")
+    pinned_profile = str(pinned.get("kafka_profile", DEFAULT_KAFKA_VERSION))
+    if pinned_profile != profile:
+        return (f"checkpoint {checkpoint} was built with the Kafka {pinned_profile} profile, "
+                f"this run asks for {profile}; keep --kafka-version {pinned_profile}, or "
+                "replay in full with a new checkpoint")
     return None
 
 
@@ -434,7 +446,7 @@ def replay_run(spark: SparkSession, s: Settings, clock: StageClock,
         log(f"run {s.run_id} is already committed in {s.checkpoint}; nothing to do "
             "(new files are taken in by the next run id)")
         return 0
-    problem = pin_buckets(spark, s.checkpoint, s.buckets)
+    problem = pin_settings(spark, s.checkpoint, s.buckets, s.config.profile.name)
     if problem is not None:
         return error(problem)
     ledger = RunLedger(spark, s.checkpoint, s.run_id).load()

@@ -71,3 +71,24 @@ def test_a_bad_kafka_version_in_the_config_file_stops_the_replay(
     assert _run(events, tmp_path / "out", "--config", str(conf)) == 2
     assert "unsupported Kafka version '0.7'" in capsys.readouterr().err
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.slow
+def test_a_checkpoint_keeps_the_profile_it_was_built_with(
+    spark: Any, tmp_path: Path, capsys: Any
+) -> None:
+    """The saved state was built under one release's rules: a run under another profile is
+    refused before it writes anything; a version of the same profile (1.1 is replayed with
+    2.0's rules) resumes."""
+    events, checkpoint = tmp_path / "events", str(tmp_path / "ckpt")
+    write_log(events, LOG)
+    assert _run(events, tmp_path / "out", "--checkpoint", checkpoint,
+                "--kafka-version", "2.0") == 0
+    before = sorted(p.name for p in (tmp_path / "out").iterdir())
+    assert main(["--events", str(events), "--out", str(tmp_path / "out"), "--run-id", "r2",
+                 "--buckets", "2", "--checkpoint", checkpoint]) == 2
+    assert "built with the Kafka 2.0 profile, this run asks for 3.7" in capsys.readouterr().err
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == before
+    assert not (tmp_path / "out" / "partition_states" / "run_id=r2").exists()
+    assert main(["--events", str(events), "--out", str(tmp_path / "out"), "--run-id", "r2",
+                 "--buckets", "2", "--checkpoint", checkpoint, "--kafka-version", "1.1"]) == 0
