@@ -11,6 +11,13 @@ The scan reads few columns: the cluster of every row (the clusters whose buckets
 wakes), the full rows of the valid cluster events, and the seq, time and type of the valid
 deletion-activity rows (`statemachine.cluster.DELETION_ACTIVITY`: every group walks its
 queued topics at them, as Kafka's `resumeDeletions` walks every queued topic).
+
+Where pyarrow can open the files (`jobs.common.paths.arrow_filesystem`), they are read on the
+driver with `pyarrow.dataset` (`jobs.replay.timeline_arrow`): the same files the DataFrame
+reads, no Spark job over the log. Only the few timeline rows go to Spark, as a small
+DataFrame, so that their validity is judged by the one definition of the rules
+(`jobs.replay.keying.reason_column`): a row the replay quarantines never enters a timeline.
+Elsewhere two Spark jobs scan the log.
 """
 
 from __future__ import annotations
@@ -24,10 +31,13 @@ from pyspark.sql import functions as F
 
 from jobs.replay.keying import reason_column
 from jobs.replay.runs import full_key
+from jobs.replay.timeline_arrow import read_timeline_rows
 from schemas import event_types as ET
+from schemas.events import EVENT_SCHEMA
 from schemas.state import CLUSTER_BUCKET
 from statemachine.cluster import (
     DELETION_ACTIVITY,
+    TIMELINE_EVENTS,
     ClusterTimeline,
     broker_intervals,
     build_timeline,
@@ -59,11 +69,45 @@ def sort_events(events: Iterable[Event]) -> list[Event]:
 
 
 def scan_log(events: DataFrame, buckets: int) -> LogScan:
-    """Two narrow passes over the log. Every bucket of a cluster is woken, not only the
-    occupied ones: an empty bucket costs one trivial group call, and knowing which are
-    occupied would cost hashing every row. Exact duplicates of cluster rows are dropped
-    here (a repeated ControllerFailover would bump the epoch twice); the replay counts
-    them."""
+    """The scan of `events`, a plain read of event files with `EVENT_SCHEMA` (no filter or
+    projection: the pyarrow reader reads its `inputFiles()`). Every bucket of a cluster is
+    woken, not only the occupied ones: an empty bucket costs one trivial group call, and
+    knowing which are occupied would cost hashing every row. Exact duplicates of cluster
+    rows are dropped here (a repeated ControllerFailover would bump the epoch twice); the
+    replay counts them."""
+    read = read_timeline_rows(events.inputFiles())
+    if read is None:  # a scheme pyarrow has no client for, or a file it cannot read as Spark
+        return spark_scan(events, buckets)
+    by_cluster: dict[str, set[Event]] = {c: set() for c in read.clusters}
+    if read.rows.num_rows:
+        rows = events.sparkSession.createDataFrame(read.rows, EVENT_SCHEMA)
+        for cluster, event in valid_timeline_events(rows):
+            by_cluster[cluster].add(event)
+    return log_scan(read.clusters, by_cluster, buckets)
+
+
+def valid_timeline_events(rows: DataFrame) -> list[tuple[str, Event]]:
+    """(cluster, event) of the valid rows of a small DataFrame of timeline rows (one Spark
+    job, no shuffle: the rows are few): a cluster event whole, a deletion activity row as
+    in `deletion_activity`."""
+    normalised = rows.withColumn(
+        "cluster", F.coalesce(F.col("cluster"), F.lit(ET.DEFAULT_CLUSTER)))
+    fields = [F.unix_micros(F.col("ts")).alias("ts") if f == "ts" else F.col(f)
+              for f in EVENT_FIELDS]
+    valid = normalised.where(F.col("event_type").isin(*sorted(TIMELINE_EVENTS))
+                             & reason_column().isNull())
+    out = []
+    for r in valid.select("cluster", *fields).collect():
+        if r["event_type"] in ET.CLUSTER_EVENTS:
+            out.append((r["cluster"], event_of(r[f] for f in EVENT_FIELDS)))
+        else:
+            out.append((r["cluster"], Event(r["seq"], r["ts"], r["event_type"],
+                                            r["broker_id"], r["topic"])))
+    return out
+
+
+def spark_scan(events: DataFrame, buckets: int) -> LogScan:
+    """`scan_log` with Spark: two narrow passes over the log."""
     normalised = events.withColumn(
         "cluster", F.coalesce(F.col("cluster"), F.lit(ET.DEFAULT_CLUSTER))
     )
