@@ -60,13 +60,14 @@ class ReplayConfig:
     # the iteration order of its hash maps of broker ids (`statemachine.scala_order`).
     scala_binary: str = "2.13"
 
-    def __post_init__(self) -> None:
-        check_binary(self.scala_binary)
+    # The behaviour switches of `kafka_version`, resolved once here: the core reads them
+    # on its hot paths (every replica-machine call, every election).
+    profile: KafkaProfile = field(init=False, repr=False, compare=False)
 
-    @property
-    def profile(self) -> KafkaProfile:
-        """The behaviour switches of `kafka_version` (ValueError when unsupported)."""
-        return profile_for(self.kafka_version)
+    def __post_init__(self) -> None:
+        """ValueError for an unknown Scala binary or an unsupported `kafka_version`."""
+        check_binary(self.scala_binary)
+        object.__setattr__(self, "profile", profile_for(self.kafka_version))
 
     def unclean_leader_election_override(self, topic: str) -> bool | None:
         """The topic's forced unclean.leader.election.enable, or None (the log decides)."""
