@@ -26,9 +26,10 @@ def main(argv: list[str]) -> int:
         importlib.import_module("jobs")
     except ImportError:
         sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from jobs.common.exitcodes import run_command
+
     job = importlib.import_module(f"jobs.{argv[0]}.job")
-    rc: int = job.main(argv[1:])
-    return rc
+    return run_command(argv[0], job.main, argv[1:])
 
 
 if __name__ == "__main__":

@@ -3,5 +3,6 @@
 import sys
 
 from jobs.audit.job import main
+from jobs.common.exitcodes import run_command
 
-sys.exit(main())
+sys.exit(run_command("audit", main))

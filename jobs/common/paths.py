@@ -13,8 +13,11 @@ same files.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
+import shutil
+import uuid
 from urllib.parse import quote, urlsplit
 
 from pyarrow import fs as pafs
@@ -58,3 +61,26 @@ def arrow_filesystem(path: str) -> tuple[pafs.FileSystem, str] | None:
     except (ValueError, OSError, NotImplementedError):  # ArrowInvalid is a ValueError
         return None
     return filesystem, inner
+
+
+SCRATCH_DIR = "_scratch"  # hidden from every table reader (a leading `_`)
+
+
+def scratch_path(out: str, prefix: str) -> str:
+    """A fresh directory name for a command's temporary state (a full replay's checkpoint,
+    a what-if's): under `--out`, so a run writes nowhere else, and on the same file system
+    as the tables, so a cluster's executors reach it too."""
+    return f"{out.rstrip('/')}/{SCRATCH_DIR}/{prefix}{uuid.uuid4().hex[:12]}"
+
+
+def remove_local_scratch(path: str) -> bool:
+    """Remove a scratch directory on the local file system (and `_scratch/` once empty);
+    False when `path` is not local (the caller deletes it through Hadoop)."""
+    opened = arrow_filesystem(path) if scheme_of(path) in ("", "file") else None
+    if opened is None:
+        return False
+    local = opened[1]
+    shutil.rmtree(local, ignore_errors=True)
+    with contextlib.suppress(OSError):
+        os.rmdir(os.path.dirname(local))  # only when no other run's scratch is there
+    return True

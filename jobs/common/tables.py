@@ -15,6 +15,7 @@ import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import types as T
 
+from jobs.common.paths import remove_local_scratch
 from schemas.tables import TABLES
 
 
@@ -34,6 +35,12 @@ def delete_path(spark: SparkSession, path: str) -> None:
     filesystem, hpath = _hadoop_path(spark, path)
     if filesystem.exists(hpath):
         filesystem.delete(hpath, True)
+
+
+def remove_scratch(spark: SparkSession | None, path: str) -> None:
+    """Remove a scratch directory (`jobs.common.paths.scratch_path`) wherever it is."""
+    if not remove_local_scratch(path) and spark is not None:
+        delete_path(spark, path)
 
 
 def rename_path(spark: SparkSession, source: str, target: str) -> None:

@@ -2,6 +2,7 @@
 
 import sys
 
+from jobs.common.exitcodes import run_command
 from jobs.replay.job import main
 
-sys.exit(main())
+sys.exit(run_command("replay", main))

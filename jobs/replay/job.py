@@ -20,9 +20,7 @@ import argparse
 import dataclasses
 import hashlib
 import json
-import shutil
 import sys
-import tempfile
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -36,14 +34,16 @@ from pyspark.sql import SparkSession
 from pyspark.sql.streaming.query import StreamingQuery
 
 from jobs.common.config import DEFAULT_CONFIG, find_file, kafka_release, load_config
+from jobs.common.exitcodes import BAD_INPUT, CHECKPOINT_BUSY
 from jobs.common.lease import CheckpointLease, LeaseHeld
-from jobs.common.paths import arrow_filesystem, run_id_problem
+from jobs.common.paths import arrow_filesystem, run_id_problem, scratch_path
 from jobs.common.session import build_session, under_spark_submit
 from jobs.common.tables import (
     delete_path,
     ensure_run_partitions,
     path_exists,
     read_text,
+    remove_scratch,
     rename_path,
     write_arrow,
     write_text,
@@ -97,7 +97,7 @@ def log(message: str) -> None:
 
 def error(message: str) -> int:
     print(f"[replay] ERROR: {message}", file=sys.stderr, flush=True)
-    return 2
+    return BAD_INPUT
 
 
 # -- settings ------------------------------------------------------------------------------
@@ -482,8 +482,10 @@ def run_with_session(spark: SparkSession, s: Settings, clock: StageClock,
     try:
         with CheckpointLease(spark, s.checkpoint, s.run_id):
             return replay_run(spark, s, clock, seed)
-    except LeaseHeld as exc:
-        return error(f"checkpoint {s.checkpoint}: {exc}")
+    except LeaseHeld as exc:  # not bad input: the same command succeeds once it is free
+        print(f"[replay] BUSY: checkpoint {s.checkpoint}: {exc}; retry later",
+              file=sys.stderr, flush=True)
+        return CHECKPOINT_BUSY
 
 
 def audit_run(spark: SparkSession, s: Settings) -> int:
@@ -518,7 +520,7 @@ def main(argv: list[str] | None = None, spark: SparkSession | None = None) -> in
     except EventSchemaError as exc:
         return error(str(exc))
     if s.temporary_checkpoint:
-        s = dataclasses.replace(s, checkpoint=tempfile.mkdtemp(prefix="replay-checkpoint-"))
+        s = dataclasses.replace(s, checkpoint=scratch_path(s.out, "replay-checkpoint-"))
     try:
         if spark is None:
             spark = build_session("kafka-controller-replay", master=s.master,
@@ -538,7 +540,7 @@ def main(argv: list[str] | None = None, spark: SparkSession | None = None) -> in
         return error(explained)
     finally:
         if s.temporary_checkpoint:
-            shutil.rmtree(s.checkpoint, ignore_errors=True)
+            remove_scratch(spark, s.checkpoint)
 
 
 __all__ = ["main"]

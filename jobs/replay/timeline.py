@@ -80,7 +80,10 @@ def scan_log(events: DataFrame, buckets: int) -> LogScan:
         return spark_scan(events, buckets)
     by_cluster: dict[str, set[Event]] = {c: set() for c in read.clusters}
     if read.rows.num_rows:
-        rows = events.sparkSession.createDataFrame(read.rows, EVENT_SCHEMA)
+        # One chunk: PySpark 4.3's createDataFrame keeps only the first row of each chunk
+        # of a many-chunk Arrow table (one chunk per file read: a log of many small files
+        # would lose its cluster events).
+        rows = events.sparkSession.createDataFrame(read.rows.combine_chunks(), EVENT_SCHEMA)
         for cluster, event in valid_timeline_events(rows):
             by_cluster[cluster].add(event)
     return log_scan(read.clusters, by_cluster, buckets)

@@ -2,6 +2,7 @@
 
 import sys
 
+from jobs.common.exitcodes import run_command
 from jobs.whatif.job import main
 
-sys.exit(main())
+sys.exit(run_command("whatif", main))

@@ -19,9 +19,7 @@ the tables.
 from __future__ import annotations
 
 import argparse
-import shutil
 import sys
-import tempfile
 import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -30,9 +28,9 @@ from pathlib import Path
 from pyspark.sql import SparkSession
 
 from jobs.common.config import DEFAULT_CONFIG, find_file, load_config
-from jobs.common.paths import run_id_problem
+from jobs.common.paths import run_id_problem, scratch_path
 from jobs.common.session import build_session, under_spark_submit
-from jobs.common.tables import path_exists
+from jobs.common.tables import path_exists, remove_scratch
 from jobs.replay.failures import nested_problem, out_problem, read_failure
 from jobs.replay.job import replay_config
 from jobs.replay.source import EventSchemaError, NeedsSpark, check_event_files
@@ -146,7 +144,7 @@ def main(argv: list[str] | None = None, spark: SparkSession | None = None) -> in
         return error(str(exc))
     log(f"events={s.events} scenario={s.scenario_file} out={s.out} run_id={s.run_id} "
         f"buckets={s.buckets} started={datetime.now(UTC):%Y-%m-%dT%H:%M:%SZ}")
-    checkpoint = tempfile.mkdtemp(prefix="whatif-checkpoint-")
+    checkpoint = scratch_path(s.out, "whatif-checkpoint-")
     try:
         if spark is None:
             spark = build_session("kafka-controller-whatif", master=s.master,
@@ -164,7 +162,7 @@ def main(argv: list[str] | None = None, spark: SparkSession | None = None) -> in
             raise
         return error(explained)
     finally:
-        shutil.rmtree(checkpoint, ignore_errors=True)
+        remove_scratch(spark, checkpoint)
 
 
 __all__ = ["main"]

@@ -1,0 +1,148 @@
+"""The exit codes every command shares, and the wrapper that guarantees them.
+
+A scheduler acts on the exit code alone, so each code means one thing for every command
+(`python -m jobs.X`, `jobs/submit.py X`):
+
+    0   no check reaches --fail-on (or the command has no checks and finished)
+    1   a check reaches --fail-on: the cluster needs a look, the tool worked
+    2   bad input or usage: a flag, a config file, an event file, a tables directory
+    3   internal error: an uncaught exception, a Spark or executor failure; one line names
+        the cause and the file holding the full trace
+    75  the checkpoint is in use by another run: retry later (EX_TEMPFAIL of sysexits.h)
+
+`run_command` wraps a command's `main`: whatever escapes it becomes code 3 with one line on
+stderr (never a Spark plan or a Java stack), and SIGTERM / SIGINT unwind the command so its
+`finally` blocks remove what it made outside its outputs (128 + the signal's number).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import signal
+import sys
+import traceback
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from types import FrameType
+
+OK = 0
+CHECK_FAILED = 1
+BAD_INPUT = 2
+INTERNAL_ERROR = 3
+CHECKPOINT_BUSY = 75  # EX_TEMPFAIL
+
+EXIT_CODES_HELP = """\
+exit codes (the same for every command):
+  0   no check reaches --fail-on (or nothing to check)
+  1   a check reaches --fail-on
+  2   bad input or usage (one line on stderr says what)
+  3   internal error: uncaught exception or Spark/executor failure (one line names the
+      cause and the file with the full trace)
+  75  checkpoint in use by another run: retry later"""
+
+# What an executor's or the JVM's failure looks like inside a py4j / Spark message.
+_PY_ERROR = re.compile(r"^\s*(?:[\w.]+\.)?(\w+(?:Error|Exception)): (.+)$", re.MULTILINE)
+_JAVA_ERROR = re.compile(r"(java\.lang\.\w+(?:Error|Exception))(?::\s*([^\n]*))?")
+
+
+class Terminated(BaseException):
+    """SIGTERM or SIGINT reached the command: unwind, run every `finally`, exit 128 + N."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+def root_cause(exc: BaseException) -> str:
+    """One line for the deepest cause a Spark failure carries: the executor's Python
+    exception (`ModuleNotFoundError: No module named 'pyarrow'`) or the JVM's error
+    (`java.lang.StackOverflowError`), else the exception's own first line."""
+    text = str(exc)
+    java = _JAVA_ERROR.findall(text)
+    fatal = [j for j in java if j[0].endswith("Error")]
+    python = _PY_ERROR.findall(text)
+    if fatal:
+        name, message = fatal[0]
+        return f"{name}{': ' + message.strip() if message.strip() else ''}"[:300]
+    if python:
+        name, message = python[-1]
+        return f"{name}: {message.strip()}"[:300]
+    first = text.strip().splitlines()[0] if text.strip() else ""
+    return f"{type(exc).__name__}{': ' + first if first else ''}"[:300]
+
+
+def trace_file(log_dir: str | None, command: str) -> Path | None:
+    """Where the full trace of an internal error goes: `<log_dir>/_errors/` when the
+    command's output directory is local, else nowhere (the one line says so)."""
+    if not log_dir or "://" in log_dir and not log_dir.startswith("file:"):
+        return None
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
+    return Path(log_dir.removeprefix("file:")) / "_errors" / f"{command}-{stamp}.txt"
+
+
+def report_internal_error(command: str, exc: BaseException, log_dir: str | None) -> int:
+    """Print one line for `exc`, keep the full trace in a file; exit code 3."""
+    full = "".join(traceback.format_exception(exc))
+    where = "rerun with REPLAY_TRACEBACK=1 for the trace"
+    path = trace_file(log_dir, command)
+    if path is not None:
+        with contextlib.suppress(OSError):
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(full)
+            where = f"full trace in {path}"
+    print(f"[{command}] INTERNAL ERROR: {root_cause(exc)} ({where}); this is a failure of "
+          "the tool or its Spark, not a finding about the cluster", file=sys.stderr, flush=True)
+    return INTERNAL_ERROR
+
+
+@contextlib.contextmanager
+def signals_unwind() -> Iterator[None]:
+    """SIGTERM and SIGINT raise `Terminated` in the main thread for the duration."""
+    def handler(signum: int, _frame: FrameType | None) -> None:
+        raise Terminated(signum)
+
+    previous = {s: signal.signal(s, handler) for s in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        yield
+    finally:
+        for s, h in previous.items():
+            signal.signal(s, h)
+
+
+def out_dir_of(argv: list[str]) -> str | None:
+    """The `--out` of a command line (`--out X` or `--out=X`), where traces go."""
+    for i, arg in enumerate(argv):
+        if arg == "--out" and i + 1 < len(argv):
+            return argv[i + 1]
+        if arg.startswith("--out="):
+            return arg.split("=", 1)[1]
+    return None
+
+
+def run_command(command: str, main: Callable[[list[str]], int],
+                argv: list[str] | None = None) -> int:
+    """`main(argv)` with the shared exit codes: an escaping exception is code 3, a signal
+    128 + its number; `SystemExit` (argparse's 2, `--help`'s 0) passes through."""
+    args = sys.argv[1:] if argv is None else argv
+    try:
+        with signals_unwind():
+            return main(args)
+    except Terminated as stop:
+        print(f"[{command}] stopped by {stop}; temporary state removed, outputs of a "
+              "committed run untouched; run the same command again to finish",
+              file=sys.stderr, flush=True)
+        return 128 + stop.signum
+    except SystemExit:
+        raise
+    except Exception as exc:
+        if _wants_traceback():
+            traceback.print_exc()
+        return report_internal_error(command, exc, out_dir_of(args))
+
+
+def _wants_traceback() -> bool:
+    import os
+
+    return os.environ.get("REPLAY_TRACEBACK", "") not in ("", "0")
