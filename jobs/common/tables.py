@@ -171,6 +171,6 @@ def write_arrow(
     rows = 0 if arrow is None else arrow.num_rows
     # One chunk: PySpark 4.3 loses the rows after an empty chunk of a many-chunk table
     # (a cluster without timeline rows gives an empty batch).
-    df = spark.createDataFrame(arrow.combine_chunks(), schema=schema) if rows else None
+    df = spark.createDataFrame(arrow.combine_chunks(), schema=schema) if arrow and rows else None
     write_table(spark, df, out_dir, table, run_id, rows, replace=True)
     return rows
