@@ -31,6 +31,9 @@ def arrow_type(dtype: T.DataType) -> pa.DataType:
         return pa.list_(arrow_type(dtype.elementType))
     if isinstance(dtype, T.MapType):
         return pa.map_(arrow_type(dtype.keyType), arrow_type(dtype.valueType))
+    if isinstance(dtype, T.StructType):
+        return pa.struct([pa.field(f.name, arrow_type(f.dataType), f.nullable)
+                          for f in dtype.fields])
     raise TypeError(f"no Arrow type for {dtype!r}")
 
 

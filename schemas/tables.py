@@ -204,6 +204,23 @@ RUN_SUMMARY = _table(
     _f("offline_seconds_by_topic", T.MapType(T.StringType(), T.DoubleType(), True)),
     _f("offline_seconds_by_cause_broker", T.MapType(T.StringType(), T.DoubleType(), True)),
     _f("stage_seconds", T.MapType(T.StringType(), T.DoubleType(), True)),
+    # The log's continuity (jobs/replay/logcheck.py): the seq range of the rows this run
+    # read, the highest seq earlier runs of the checkpoint read, the missing seq ranges
+    # (inclusive, within the run and since the earlier runs) and how many seqs they hold,
+    # the seq range of the late rows, the seqs quarantined as conflicting, and the seqs
+    # whose time runs backwards (the first 20, and how many).
+    _f("seq_min", T.LongType()),
+    _f("seq_max", T.LongType()),
+    _f("previous_seq_max", T.LongType()),
+    _f("seq_gaps", T.ArrayType(T.StructType([
+        T.StructField("seq_from", T.LongType(), True),
+        T.StructField("seq_to", T.LongType(), True)]), True)),
+    _f("missing_seqs", T.LongType()),
+    _f("late_seq_min", T.LongType()),
+    _f("late_seq_max", T.LongType()),
+    _f("conflicting_seqs", T.ArrayType(T.LongType(), True)),
+    _f("ts_backwards_seqs", T.ArrayType(T.LongType(), True)),
+    _f("ts_backwards_count", T.LongType()),
 )
 
 # Table name (= directory under --out) -> schema.

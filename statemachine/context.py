@@ -65,9 +65,16 @@ class ReplayConfig:
     profile: KafkaProfile = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        """ValueError for an unknown Scala binary or an unsupported `kafka_version`."""
+        """ValueError for an unknown Scala binary, an unsupported `kafka_version`, or a
+        min.insync.replicas below 1 (Kafka's `LogConfig` refuses it: at 0 no partition
+        would ever count as under min ISR)."""
         check_binary(self.scala_binary)
         object.__setattr__(self, "profile", profile_for(self.kafka_version))
+        for topic, value in (("", self.min_insync_replicas), *self.topic_min_insync_replicas):
+            if value < 1:
+                where = f"topic {topic!r}" if topic else "the cluster"
+                raise ValueError(f"min.insync.replicas of {where} is {value}; Kafka requires "
+                                 "at least 1")
 
     def unclean_leader_election_override(self, topic: str) -> bool | None:
         """The topic's forced unclean.leader.election.enable, or None (the log decides)."""

@@ -10,12 +10,12 @@ table of the same file; command-line flags win over both.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 from jobs.common.config import DEFAULTS, load_config
+from jobs.common.config import parse_duration as parse_duration  # re-exported for jobs.audit
 from schemas.audit import CRITICAL, SEVERITIES
 
 NEVER = "never"
@@ -32,20 +32,6 @@ AUDIT_DEFAULTS: dict[str, Any] = {
     "max_restarts": 3,
 }
 CONFIG_SECTIONS = ("replay", "kafka", "audit")
-
-_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$")
-_UNIT_SECONDS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
-
-
-def parse_duration(text: str | float | int) -> float:
-    """Seconds of `90`, `90s`, `30m`, `1h`, `2d` (a bare number is seconds)."""
-    if isinstance(text, (int, float)):
-        return float(text)
-    match = _DURATION.match(text)
-    if match is None:
-        raise ValueError(f"not a duration: {text!r} (e.g. 3600, 90s, 30m, 1h, 2d)")
-    return float(match.group(1)) * _UNIT_SECONDS[match.group(2) or "s"]
-
 
 def parse_timestamp(text: str) -> datetime:
     """An ISO 8601 instant (`2026-11-20T01:00:00Z`, `2026-11-20 01:00:00`); without a

@@ -8,6 +8,7 @@ in the repository (so a job started from elsewhere still finds `conf/`).
 
 from __future__ import annotations
 
+import re
 import tomllib
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -27,6 +28,12 @@ DEFAULTS: dict[str, Any] = {
     "min_insync_replicas": 1,
     # The Kafka release line replayed (statemachine/profiles.py): `--kafka-version` wins.
     "kafka_version": "3.7",
+    # Plausibility of event times (jobs/replay/plausibility.py): a row dated before
+    # `ts_min` or more than `ts_max_ahead` after the run started is quarantined; time
+    # running backwards against seq by more than `ts_backwards_tolerance` is reported.
+    "ts_min": "2011-01-01",
+    "ts_max_ahead": "1d",
+    "ts_backwards_tolerance": "5m",
     "topics": {},
 }
 # Per-topic settings a `[topics."NAME"]` table may hold (Kafka topic configs).
@@ -57,7 +64,22 @@ def load_config(
         for section in sections:
             cfg.update(data.get(section, {}))
         cfg["topics"] = _topic_settings(data.get("topics", {}), found)
+    _check_min_isr(cfg, found)
     return cfg, found
+
+
+def _check_min_isr(cfg: Mapping[str, Any], source: Path | None) -> None:
+    """`min.insync.replicas` is at least 1 in Kafka (`KafkaConfig` and `LogConfig` refuse
+    0): a 0 would make every partition look healthy to the audit and the windows."""
+    where = source or "defaults"
+    values = [("[kafka] min_insync_replicas", cfg.get("min_insync_replicas", 1))]
+    values += [(f"[topics.{name!r}] min_insync_replicas", settings["min_insync_replicas"])
+               for name, settings in cfg.get("topics", {}).items()
+               if "min_insync_replicas" in settings]
+    for name, value in values:
+        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            raise ValueError(f"{where}: {name} = {value!r}; Kafka's min.insync.replicas is "
+                             "an integer of at least 1")
 
 
 def _topic_settings(topics: Mapping[str, Any], source: Path) -> dict[str, dict[str, Any]]:
@@ -76,3 +98,17 @@ def kafka_release(cfg: Mapping[str, Any], flag: str | None = None) -> tuple[str,
     file's `[kafka] kafka_version`; ValueError (one line) when malformed or unsupported."""
     version = str(flag if flag is not None else cfg.get("kafka_version", DEFAULTS["kafka_version"]))
     return version.strip(), profile_for(version).scala_binary
+
+
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$")
+_UNIT_SECONDS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
+
+
+def parse_duration(text: str | float | int) -> float:
+    """Seconds of `90`, `90s`, `30m`, `1h`, `2d` (a bare number is seconds)."""
+    if isinstance(text, (int, float)):
+        return float(text)
+    match = _DURATION.match(text)
+    if match is None:
+        raise ValueError(f"not a duration: {text!r} (e.g. 3600, 90s, 30m, 1h, 2d)")
+    return float(match.group(1)) * _UNIT_SECONDS[match.group(2) or "s"]

@@ -26,8 +26,9 @@ from urllib.parse import unquote
 from pyspark.sql import SparkSession
 
 from jobs.common.tables import delete_path, path_exists, read_text, rename_path, write_text
+from jobs.replay.plausibility import Plausibility
 from jobs.replay.source import READ_OPTIONS, read_events
-from jobs.replay.timeline import LogScan, event_of, log_scan, scan_log
+from jobs.replay.timeline import LogScan, ScanContext, event_of, log_scan, scan_log
 from schemas.events import EVENT_SCHEMA
 from statemachine.events import Event
 
@@ -44,6 +45,10 @@ class History:
     # cluster -> the last event time (microseconds) of the committed runs: where the next
     # run's period starts (jobs/replay/rollup.py).
     period_end: dict[str, int] = field(default_factory=dict)
+    # cluster -> the highest seq the committed runs read, applied or not: where the next
+    # run's seqs must go on (a gap after it is missing events). Absent in a history written
+    # before gaps were reported: `applied_through` stands in.
+    seen_through: dict[str, int] = field(default_factory=dict)
 
 
 def _path(checkpoint: str) -> str:
@@ -65,13 +70,15 @@ def load_history(spark: SparkSession, checkpoint: str, buckets: int) -> History 
     events = {c: [event_of(e) for e in evs] for c, evs in saved["cluster_events"].items()}
     applied = {c: int(seq) for c, seq in saved.get("applied_through", {}).items()}
     ends = {c: int(t) for c, t in saved.get("period_end", {}).items()}
+    seen = {c: int(seq) for c, seq in saved.get("seen_through", {}).items()}
     return History(frozenset(saved["files"]), log_scan(saved["clusters"], events, buckets),
-                   applied, ends)
+                   applied, ends, seen)
 
 
 def save_history(spark: SparkSession, checkpoint: str, files: list[str], scan: LogScan,
                  applied_through: dict[str, int],
-                 period_end: dict[str, int] | None = None) -> None:
+                 period_end: dict[str, int] | None = None,
+                 seen_through: dict[str, int] | None = None) -> None:
     """Replace the history (written aside, then renamed over the old one)."""
     text = json.dumps({
         "format": HISTORY_FORMAT,
@@ -81,6 +88,7 @@ def save_history(spark: SparkSession, checkpoint: str, files: list[str], scan: L
                            for c, evs in sorted(scan.cluster_events.items())},
         "applied_through": dict(sorted(applied_through.items())),
         "period_end": dict(sorted((period_end or {}).items())),
+        "seen_through": dict(sorted((seen_through or {}).items())),
     }, separators=(",", ":"))
     path = _path(checkpoint)
     write_text(spark, f"{path}.tmp", text + "\n")
@@ -96,25 +104,28 @@ def input_files(spark: SparkSession, events_dir: str) -> list[str]:
 
 def scan_with_history(
     spark: SparkSession, events_dir: str, files: list[str], history: History | None,
-    buckets: int,
+    buckets: int, rules: Plausibility | None = None,
 ) -> tuple[LogScan, int]:
-    """The whole log's scan: the history plus a scan of the files it has not seen.
-    Returns the scan and the number of files read."""
+    """The whole log's scan: the history plus a scan of the files it has not seen (whose
+    facts are judged against what the committed runs saw and applied). Returns the scan
+    and the number of files read."""
     if history is None:
-        return scan_log(read_events(spark, events_dir), buckets), len(files)
+        return scan_log(read_events(spark, events_dir), buckets, ScanContext(rules)), len(files)
     new = [f for f in files if f not in history.files]
     if not new:
         return history.scan, 0
+    seen = {**history.applied_through, **history.seen_through}
+    context = ScanContext(rules, seen, history.applied_through)
     # `inputFiles()` gives URIs (a space is %20); the reader takes paths.
     reader = spark.read.schema(EVENT_SCHEMA)
-    fresh = scan_log(reader.parquet(*[unquote(f) for f in new]), buckets)
+    fresh = scan_log(reader.parquet(*[unquote(f) for f in new]), buckets, context)
     clusters = set(history.scan.buckets) | set(fresh.buckets)
     events = {
         c: list({*history.scan.cluster_events.get(c, []),
                  *on_time(fresh.cluster_events.get(c, []), history.applied_through.get(c))})
         for c in clusters
     }
-    return log_scan(clusters, events, buckets), len(new)
+    return log_scan(clusters, events, buckets, fresh.facts), len(new)
 
 
 def on_time(events: list[Event], applied_through: int | None) -> list[Event]:

@@ -60,6 +60,7 @@ from jobs.replay.history import (
 )
 from jobs.replay.keying import key_events, key_wake_rows
 from jobs.replay.ledger import ClusterCounts, RunLedger
+from jobs.replay.plausibility import Plausibility, rules_from_config
 from jobs.replay.rollup import offline_rollup, period_starts
 from jobs.replay.seed import (
     InitialStateError,
@@ -121,6 +122,7 @@ class Settings:
     fail_on: str | None = None
     observed: tuple[str, ...] = ()
     initial_state: tuple[str, ...] = ()  # --initial-state files (jobs.replay.seed)
+    rules: Plausibility = Plausibility()  # what an event row must be to be believed
 
     def under_checkpoint(self, name: str) -> str:
         return f"{self.checkpoint.rstrip('/')}/{name}"
@@ -197,6 +199,7 @@ def read_settings(argv: list[str] | None) -> Settings:
         fail_on=args.fail_on,
         observed=tuple(args.observed),
         initial_state=tuple(args.initial_state),
+        rules=rules_from_config(cfg, datetime.now(UTC)),
     )
     log(f"events={settings.events} out={settings.out} "
         f"checkpoint={settings.checkpoint or '(temporary: full replay)'} "
@@ -274,7 +277,7 @@ class TimelineStage:
 def timeline_stage(spark: SparkSession, s: Settings, seed: Seed | None = None) -> TimelineStage:
     log_files = input_files(spark, s.events)
     history = load_history(spark, s.checkpoint, s.buckets)
-    scan, scanned = scan_with_history(spark, s.events, log_files, history, s.buckets)
+    scan, scanned = scan_with_history(spark, s.events, log_files, history, s.buckets, s.rules)
     if seed is not None:
         seed_clusters(scan, s)  # before anything is written
     timelines = build_timelines(scan)
@@ -334,7 +337,8 @@ def start_query(spark: SparkSession, s: Settings, timeline: TimelineStage,
     from jobs.replay.group import make_replay_fn
     from jobs.replay.query import start_replay_query
 
-    rows = key_events(stream_events(spark, s.events, s.max_file_age), s.buckets)
+    rules = s.rules.with_conflicts(timeline.scan.facts)
+    rows = key_events(stream_events(spark, s.events, s.max_file_age), s.buckets, rules)
     if timeline.timelines:
         wake = spark.readStream.schema(WAKE_SCHEMA).option("recursiveFileLookup", "true") \
             .parquet(s.under_checkpoint("wake"))
@@ -382,8 +386,9 @@ def summary_stage(spark: SparkSession, s: Settings, timeline: TimelineStage,
                              {c: v.last_ts for c, v in counts.items()})
     clock.seconds["summary"] = clock.since(start)
     clock.seconds["total"] = clock.since(clock.t0)
+    facts = timeline.scan.facts
     summary = summary_batches(counts, rollups, len(ledger.records), s.run_id, s.buckets,
-                              clock.started_at, datetime.now(UTC), clock.seconds)
+                              clock.started_at, datetime.now(UTC), clock.seconds, facts)
     write_arrow(spark, summary, s.out, "run_summary", s.run_id)
     faults.reached("summary_written")
     applied = timeline.applied_through
@@ -393,11 +398,15 @@ def summary_stage(spark: SparkSession, s: Settings, timeline: TimelineStage,
     for cluster, rollup in rollups.items():
         if rollup.period_end_us is not None:
             ends[cluster] = max(ends.get(cluster, rollup.period_end_us), rollup.period_end_us)
-    save_history(spark, s.checkpoint, timeline.log_files, timeline.scan, applied, ends)
+    seen = dict(timeline.history.seen_through) if timeline.history is not None else {}
+    for cluster, f in facts.items():
+        if f.seq_max is not None:
+            seen[cluster] = max(seen.get(cluster, f.seq_max), f.seq_max, applied.get(cluster, -1))
+    save_history(spark, s.checkpoint, timeline.log_files, timeline.scan, applied, ends, seen)
     faults.reached("history_saved")
     write_text(spark, s.marker,
                json.dumps({"run_id": s.run_id, "batches": len(ledger.records)}) + "\n")
-    print_summary(s.out, s.run_id, counts, rollups)
+    print_summary(s.out, s.run_id, counts, rollups, facts)
 
 
 # -- the job -------------------------------------------------------------------------------

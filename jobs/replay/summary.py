@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from datetime import datetime
+from typing import Any
 
 import pyarrow as pa
 
 from jobs.replay.codec import rows_to_record_batch
 from jobs.replay.ledger import BatchCounts, ClusterCounts
+from jobs.replay.logcheck import SeqFacts
 from jobs.replay.rollup import Rollup
 from schemas.event_types import DEFAULT_CLUSTER
 
@@ -25,28 +28,67 @@ def summary_batches(
     started_at: datetime,
     finished_at: datetime,
     seconds: dict[str, float],
+    facts: Mapping[str, SeqFacts] | None = None,
 ) -> list[pa.RecordBatch]:
     """One row per cluster; a run that read nothing still has one (of the default cluster,
     all zeros), so that a scheduler can tell "no events" from "did not run"."""
     stage = sorted((k, round(v, 3)) for k, v in seconds.items())
+    facts = facts or {}
     out = []
-    for cluster in sorted(counts) or [DEFAULT_CLUSTER]:
+    for cluster in sorted(set(counts) | set(facts)) or [DEFAULT_CLUSTER]:
         c = counts.get(cluster, ClusterCounts())
         r = rollups.get(cluster, Rollup())
+        f = facts.get(cluster, SeqFacts())
         row = (
             _micros(started_at), _micros(finished_at), buckets, batches,
             c.rows_read, c.rows_applied, c.rows_duplicate, c.rows_quarantined, c.rows_late,
             sorted(c.findings_by_kind.items()), sorted(c.partitions_by_state.items()),
             sorted(c.rows_written.items()), r.seconds, sorted(r.by_topic.items()),
-            sorted(r.by_cause_broker.items()), stage,
+            sorted(r.by_cause_broker.items()), stage, *continuity(f),
         )
         out.append(rows_to_record_batch("run_summary", cluster, run_id, [row]))
     return out
 
 
+def continuity(f: SeqFacts) -> tuple[Any, ...]:
+    """The `run_summary` columns of a cluster's `SeqFacts`, in schema order."""
+    late = f.late or (None, None)
+    return (f.seq_min, f.seq_max, f.previous_seq_max,
+            [{"seq_from": a, "seq_to": b} for a, b in f.gaps], f.missing, late[0], late[1],
+            list(f.conflicting), list(f.ts_backwards), f.ts_backwards_count)
+
+
+def ranges(gaps: Iterable[tuple[int, int]], limit: int = 5) -> str:
+    """`1001-2000, 2301` (the first `limit`, then how many more)."""
+    listed = [f"{a}" if a == b else f"{a}-{b}" for a, b in gaps]
+    more = f" and {len(listed) - limit} more" if len(listed) > limit else ""
+    return ", ".join(listed[:limit]) + more
+
+
+def continuity_lines(f: SeqFacts) -> list[str]:
+    """What is wrong with the log's continuity, loudly (nothing when all is well)."""
+    lines = []
+    if f.gaps:
+        lines.append(f"  WARNING missing events: {f.missing} seq(s) never arrived "
+                     f"({ranges(f.gaps)}); the replay ran past them")
+    if f.late is not None:
+        lines.append(f"  WARNING late events: seqs {f.late[0]}-{f.late[1]} arrived after the "
+                     "checkpoint applied them and were not replayed; absorb them with "
+                     "--rebuild")
+    if f.conflicting:
+        lines.append(f"  WARNING conflicting events: two different events at seq(s) "
+                     f"{', '.join(map(str, f.conflicting[:10]))}; both quarantined")
+    if f.ts_backwards_count:
+        lines.append(f"  WARNING time runs backwards at {f.ts_backwards_count} seq(s) "
+                     f"(first: {', '.join(map(str, f.ts_backwards[:5]))})")
+    return lines
+
+
 def print_summary(out_dir: str, run_id: str, counts: BatchCounts,
-                  rollups: dict[str, Rollup]) -> None:
-    """Partitions by state, offline partitions, findings by kind, where the tables are."""
+                  rollups: dict[str, Rollup],
+                  facts: Mapping[str, SeqFacts] | None = None) -> None:
+    """Partitions by state, offline partitions, findings by kind, the log's continuity,
+    where the tables are."""
     print(f"\n== replay run {run_id} ==")
     if not counts:
         print("no events: rows read 0")
@@ -66,6 +108,11 @@ def print_summary(out_dir: str, run_id: str, counts: BatchCounts,
         print_rollup(rollups.get(cluster, Rollup()))
         kinds = ", ".join(f"{k} {v}" for k, v in sorted(c.findings_by_kind.items()))
         print(f"  findings by kind: {kinds or 'none'}")
+        f = (facts or {}).get(cluster, SeqFacts())
+        print(f"  seqs read: {f.seq_min}-{f.seq_max}" if f.seq_min is not None
+              else "  seqs read: none")
+        for line in continuity_lines(f):
+            print(line)
     print(f"tables written under {out_dir}/<table>/run_id={run_id}\n", flush=True)
 
 

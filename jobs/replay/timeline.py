@@ -23,13 +23,15 @@ Elsewhere two Spark jobs scan the log.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from jobs.replay.keying import reason_column
+from jobs.replay.logcheck import SeqFacts, log_facts, narrow
+from jobs.replay.plausibility import Plausibility
 from jobs.replay.runs import full_key
 from jobs.replay.timeline_arrow import read_timeline_rows
 from schemas import event_types as ET
@@ -56,6 +58,28 @@ class LogScan:
 
     buckets: dict[str, list[int]]
     cluster_events: dict[str, list[Event]]
+    # What the scanned rows say about the log (seq range, gaps, late and conflicting seqs),
+    # per cluster; empty for the files a history already knew.
+    facts: dict[str, SeqFacts] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ScanContext:
+    """What a scan needs to judge the rows: the plausibility rules of the run, and per
+    cluster the highest seq the committed runs saw and applied."""
+
+    rules: Plausibility | None = None
+    seen_through: Mapping[str, int] = field(default_factory=dict)
+    applied_through: Mapping[str, int] = field(default_factory=dict)
+
+    def facts_of(self, narrow_rows: Any) -> dict[str, SeqFacts]:
+        tolerance = self.rules.ts_backwards_tolerance_us if self.rules else 300_000_000
+        return log_facts(narrow_rows, dict(self.seen_through), dict(self.applied_through),
+                         tolerance)
+
+    def judged(self, facts: Mapping[str, SeqFacts]) -> Plausibility | None:
+        """The rules with this scan's conflicting seqs (what the stream quarantines)."""
+        return self.rules.with_conflicts(facts) if self.rules is not None else None
 
 
 def event_of(values: Iterable[Any]) -> Event:
@@ -68,28 +92,31 @@ def sort_events(events: Iterable[Event]) -> list[Event]:
     return sorted(events, key=full_key)
 
 
-def scan_log(events: DataFrame, buckets: int) -> LogScan:
+def scan_log(events: DataFrame, buckets: int, context: ScanContext | None = None) -> LogScan:
     """The scan of `events`, a plain read of event files with `EVENT_SCHEMA` (no filter or
     projection: the pyarrow reader reads its `inputFiles()`). Every bucket of a cluster is
     woken, not only the occupied ones: an empty bucket costs one trivial group call, and
     knowing which are occupied would cost hashing every row. Exact duplicates of cluster
     rows are dropped here (a repeated ControllerFailover would bump the epoch twice); the
-    replay counts them."""
+    replay counts them. Rows the context's rules quarantine never enter a timeline."""
+    context = context or ScanContext()
     read = read_timeline_rows(events.inputFiles())
     if read is None:  # a scheme pyarrow has no client for, or a file it cannot read as Spark
-        return spark_scan(events, buckets)
+        return spark_scan(events, buckets, context)
+    facts = context.facts_of(read.narrow)
     by_cluster: dict[str, set[Event]] = {c: set() for c in read.clusters}
     if read.rows.num_rows:
-        # One chunk: PySpark 4.3's createDataFrame keeps only the first row of each chunk
-        # of a many-chunk Arrow table (one chunk per file read: a log of many small files
+        # One chunk: PySpark 4.3's createDataFrame drops the rows that follow an empty
+        # chunk of an Arrow table (one chunk per file read: a log of many small files
         # would lose its cluster events).
         rows = events.sparkSession.createDataFrame(read.rows.combine_chunks(), EVENT_SCHEMA)
-        for cluster, event in valid_timeline_events(rows):
+        for cluster, event in valid_timeline_events(rows, context.judged(facts)):
             by_cluster[cluster].add(event)
-    return log_scan(read.clusters, by_cluster, buckets)
+    return log_scan(read.clusters, by_cluster, buckets, facts)
 
 
-def valid_timeline_events(rows: DataFrame) -> list[tuple[str, Event]]:
+def valid_timeline_events(rows: DataFrame, rules: Plausibility | None = None
+                          ) -> list[tuple[str, Event]]:
     """(cluster, event) of the valid rows of a small DataFrame of timeline rows (one Spark
     job, no shuffle: the rows are few): a cluster event whole, a deletion activity row as
     in `deletion_activity`."""
@@ -98,7 +125,7 @@ def valid_timeline_events(rows: DataFrame) -> list[tuple[str, Event]]:
     fields = [F.unix_micros(F.col("ts")).alias("ts") if f == "ts" else F.col(f)
               for f in EVENT_FIELDS]
     valid = normalised.where(F.col("event_type").isin(*sorted(TIMELINE_EVENTS))
-                             & reason_column().isNull())
+                             & reason_column(rules).isNull())
     out = []
     for r in valid.select("cluster", *fields).collect():
         if r["event_type"] in ET.CLUSTER_EVENTS:
@@ -109,32 +136,37 @@ def valid_timeline_events(rows: DataFrame) -> list[tuple[str, Event]]:
     return out
 
 
-def spark_scan(events: DataFrame, buckets: int) -> LogScan:
-    """`scan_log` with Spark: two narrow passes over the log."""
+def spark_scan(events: DataFrame, buckets: int, context: ScanContext) -> LogScan:
+    """`scan_log` with Spark: two narrow passes over the log, and the rows' scopes
+    collected for the log's facts (a file system pyarrow cannot open)."""
     normalised = events.withColumn(
         "cluster", F.coalesce(F.col("cluster"), F.lit(ET.DEFAULT_CLUSTER))
     )
+    facts = context.facts_of(narrow(events.toArrow()))
+    rules = context.judged(facts)
     clusters = sorted(r["cluster"] for r in normalised.select("cluster").distinct().collect())
     fields = [F.unix_micros(F.col("ts")).alias("ts") if f == "ts" else F.col(f)
               for f in EVENT_FIELDS]
     # `isin` first: the reason is evaluated only for the few cluster rows (And short-cuts).
     is_cluster_event = F.col("event_type").isin(*sorted(ET.CLUSTER_EVENTS)) & \
-        reason_column().isNull()
+        reason_column(rules).isNull()
     by_cluster: dict[str, set[Event]] = {c: set() for c in clusters}
     for r in normalised.where(is_cluster_event).select("cluster", *fields).distinct().collect():
         by_cluster[r["cluster"]].add(event_of(r[f] for f in EVENT_FIELDS))
-    for cluster, event in deletion_activity(normalised):
+    for cluster, event in deletion_activity(normalised, rules):
         by_cluster[cluster].add(event)
-    return log_scan(clusters, by_cluster, buckets)
+    return log_scan(clusters, by_cluster, buckets, facts)
 
 
-def deletion_activity(normalised: DataFrame) -> list[tuple[str, Event]]:
+def deletion_activity(normalised: DataFrame, rules: Plausibility | None = None
+                      ) -> list[tuple[str, Event]]:
     """(cluster, event) for each distinct (cluster, seq, ts, event_type, broker_id, topic)
     of the valid deletion-activity rows. The timeline needs only seq, ts and type; broker
     and topic stay so that a what-if that drops a topic's or a broker's events drops its
     activity too. The StopReplica responses of one broker for one topic, a row per
     partition, shrink to one event."""
-    activity = F.col("event_type").isin(*sorted(DELETION_ACTIVITY)) & reason_column().isNull()
+    activity = F.col("event_type").isin(*sorted(DELETION_ACTIVITY)) & \
+        reason_column(rules).isNull()
     rows = normalised.where(activity).select(
         "cluster", "seq", F.unix_micros(F.col("ts")).alias("ts"), "event_type", "broker_id",
         "topic").distinct()
@@ -143,12 +175,12 @@ def deletion_activity(normalised: DataFrame) -> list[tuple[str, Event]]:
 
 
 def log_scan(clusters: Iterable[str], events: Mapping[str, Iterable[Event]],
-             buckets: int) -> LogScan:
+             buckets: int, facts: Mapping[str, SeqFacts] | None = None) -> LogScan:
     """The scan of a log with these clusters and cluster-scope events (any order)."""
     every_bucket = [CLUSTER_BUCKET, *range(buckets)]
     ordered = sorted(clusters)
     return LogScan({c: every_bucket for c in ordered},
-                   {c: sort_events(events.get(c, ())) for c in ordered})
+                   {c: sort_events(events.get(c, ())) for c in ordered}, dict(facts or {}))
 
 
 def build_timelines(scan: LogScan) -> dict[str, ClusterTimeline]:

@@ -22,6 +22,7 @@ import pyarrow.dataset as ds
 from pyarrow import fs as pafs
 
 from jobs.common.paths import arrow_filesystem, scheme_of
+from jobs.replay.logcheck import concat_narrow, narrow
 from schemas import event_types as ET
 from schemas.arrow import arrow_schema
 from schemas.events import EVENT_SCHEMA
@@ -33,6 +34,7 @@ EVENT_ARROW_SCHEMA = arrow_schema(EVENT_SCHEMA)
 class TimelineRows(NamedTuple):
     clusters: list[str]  # every cluster of the files, sorted (a null cluster is the default)
     rows: pa.Table  # the rows of the timeline event types, valid or not, EVENT_SCHEMA
+    narrow: pa.Table  # every row's scope and fingerprint (`jobs.replay.logcheck.narrow`)
 
 
 def open_files(uris: Iterable[str]) -> tuple[pafs.FileSystem, list[str]] | None:
@@ -75,7 +77,7 @@ def read_timeline_rows(uris: Iterable[str]) -> TimelineRows | None:
     filesystem, paths = opened
     wanted = pa.array(sorted(TIMELINE_EVENTS), pa.string())
     clusters: set[str] = set()
-    kept = []
+    kept, narrowed = [], []
     try:
         dataset = ds.dataset(paths, schema=EVENT_ARROW_SCHEMA, format="parquet",
                              filesystem=filesystem)
@@ -85,7 +87,9 @@ def read_timeline_rows(uris: Iterable[str]) -> TimelineRows | None:
             cluster = pc.fill_null(batch.column("cluster"), ET.DEFAULT_CLUSTER)
             clusters.update(pc.unique(cluster).to_pylist())
             kept.append(batch.filter(pc.is_in(batch.column("event_type"), value_set=wanted)))
+            narrowed.append(narrow(batch))
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, OSError):
         return None
     return TimelineRows(sorted(clusters),
-                        pa.Table.from_batches(kept, schema=EVENT_ARROW_SCHEMA))
+                        pa.Table.from_batches(kept, schema=EVENT_ARROW_SCHEMA),
+                        concat_narrow(narrowed))

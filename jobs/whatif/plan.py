@@ -127,6 +127,9 @@ def event_problems(row: dict[str, Any]) -> list[str]:
     for name in ("partition", "broker_id"):
         if row.get(name) is not None and row[name] < 0:
             problems.append(f"negative {name}")
+    if et == ET.CONTROLLER_FAILOVER and row.get("brokers") is not None \
+            and row.get("broker_id") is not None and row["broker_id"] not in row["brokers"]:
+        problems.append("brokers of ControllerFailover leave out the new controller")
     return problems
 
 
