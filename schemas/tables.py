@@ -221,6 +221,9 @@ RUN_SUMMARY = _table(
     _f("conflicting_seqs", T.ArrayType(T.LongType(), True)),
     _f("ts_backwards_seqs", T.ArrayType(T.LongType(), True)),
     _f("ts_backwards_count", T.LongType()),
+    # A `--rebuild` run: the runs of the checkpoint generation it replaced (its tables
+    # hold the whole log; theirs only their own nights).
+    _f("superseded_runs", T.ArrayType(T.StringType(), True)),
 )
 
 # Table name (= directory under --out) -> schema.

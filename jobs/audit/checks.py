@@ -3,6 +3,8 @@
 Each check is one function returning rows in the shape of `audit_checks` (without
 `run_id`), documented with what it means for an operator:
 
+    continuity.py  the log itself: late_events, missing_events, conflicting_events,
+                   rejected_isr_changes, ts_backwards
     health.py      the end state: unavailable_partition, under_replicated_partition,
                    under_min_isr_partition, at_min_isr_partition, leader_imbalance
     activity.py    the run's events: unclean_election, stuck_reassignment, stuck_deletion,
@@ -20,6 +22,7 @@ from datetime import datetime
 from pyspark.sql import DataFrame, SparkSession
 
 from jobs.audit.activity import activity_checks
+from jobs.audit.continuity import continuity_checks
 from jobs.audit.extract import AuditInputs
 from jobs.audit.health import end_state_checks
 from jobs.audit.invariants import invariant_violation
@@ -30,6 +33,10 @@ from schemas.audit import CRITICAL, WARNING
 
 # check -> severity, in the order of the report.
 CHECKS: dict[str, str] = {
+    "late_events": CRITICAL,
+    "missing_events": CRITICAL,
+    "conflicting_events": CRITICAL,
+    "rejected_isr_changes": CRITICAL,
     "unavailable_partition": CRITICAL,
     "under_min_isr_partition": CRITICAL,
     "unclean_election": CRITICAL,
@@ -44,6 +51,7 @@ CHECKS: dict[str, str] = {
     "broker_flapping": WARNING,
     "invalid_transition": WARNING,
     "observed_unknown_partition": WARNING,
+    "ts_backwards": WARNING,
 }
 
 
@@ -52,6 +60,7 @@ def all_checks(spark: SparkSession, inputs: AuditInputs, options: AuditOptions,
     """The rows of every check, unioned (lazy: nothing runs until they are written or
     counted)."""
     frames = [
+        *continuity_checks(inputs, options),
         *end_state_checks(inputs, options),
         *activity_checks(spark, inputs, options),
         invariant_violation(inputs),

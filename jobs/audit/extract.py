@@ -15,7 +15,7 @@ from typing import NamedTuple
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from jobs.common.tables import path_exists, read_table, table_path
+from jobs.common.tables import path_exists, read_table, read_table_or_empty, table_path
 
 # The tables the audit reads; each must have the run's partition.
 AUDITED_TABLES = (
@@ -58,6 +58,7 @@ class AuditInputs(NamedTuple):
     brokers: DataFrame
     controllers: DataFrame
     bounds: dict[str, RunBounds]
+    summary: DataFrame  # the run's run_summary rows: the replay's account of the log
 
     @property
     def clusters(self) -> list[str]:
@@ -102,6 +103,9 @@ def read_inputs(spark: SparkSession, tables_dir: str, run_id: str,
         stop_replica=frames["stop_replica_requests"], findings=frames["findings"],
         windows=frames["partition_windows"], brokers=frames["broker_timeline"],
         controllers=frames["controller_timeline"], bounds=bounds,
+        summary=read_table_or_empty(spark, tables_dir, "run_summary").where(
+            (F.col("run_id") == run_id)
+            & (F.lit(cluster).isNull() | (F.col("cluster") == F.lit(cluster)))),
     )
 
 

@@ -30,6 +30,9 @@ AUDIT_DEFAULTS: dict[str, Any] = {
     "max_deletion_age": "1h",
     "max_failovers": 2,
     "max_restarts": 3,
+    # Rejected AlterPartition (IsrChanged) events a run may have before the audit calls it
+    # a sign of missing events: Kafka rejects a stale leader's request now and then.
+    "max_rejected_isr_changes": 10,
 }
 CONFIG_SECTIONS = ("replay", "kafka", "audit")
 
@@ -56,6 +59,7 @@ class AuditOptions:
     max_deletion_age: float = 3600.0  # seconds
     max_failovers: int = 2
     max_restarts: int = 3
+    max_rejected_isr_changes: int = 10
     top: int = 10  # windows and rollup lines in the post-mortem
     write: bool = True  # write audit_checks
     echo: bool = True  # print the post-mortem and the verdict
@@ -79,6 +83,7 @@ def options_from_config(config: str | None = None, **overrides: Any) -> AuditOpt
         "max_deletion_age": parse_duration(cfg["max_deletion_age"]),
         "max_failovers": int(cfg["max_failovers"]),
         "max_restarts": int(cfg["max_restarts"]),
+        "max_rejected_isr_changes": int(cfg["max_rejected_isr_changes"]),
     }
     values.update({k: v for k, v in overrides.items() if v is not None})
     return AuditOptions(**values)

@@ -61,6 +61,7 @@ from jobs.replay.history import (
 from jobs.replay.keying import key_events, key_wake_rows
 from jobs.replay.ledger import ClusterCounts, RunLedger
 from jobs.replay.plausibility import Plausibility, rules_from_config
+from jobs.replay.rebuild import active_checkpoint, committed_runs, generation, swap_in
 from jobs.replay.rollup import offline_rollup, period_starts
 from jobs.replay.seed import (
     InitialStateError,
@@ -123,6 +124,8 @@ class Settings:
     observed: tuple[str, ...] = ()
     initial_state: tuple[str, ...] = ()  # --initial-state files (jobs.replay.seed)
     rules: Plausibility = Plausibility()  # what an event row must be to be believed
+    rebuild: bool = False  # replay the whole log into a new generation of the checkpoint
+    superseded: tuple[str, ...] = ()  # a rebuild: the runs of the generation it replaces
 
     def under_checkpoint(self, name: str) -> str:
         return f"{self.checkpoint.rstrip('/')}/{name}"
@@ -153,6 +156,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                    help="with --audit: the severity that fails the run (default critical)")
     p.add_argument("--observed", nargs="+", default=(),
                    help="with --audit: kafka-topics --describe or ZooKeeper dump files")
+    p.add_argument("--rebuild", action="store_true",
+                   help="with --checkpoint: replay the whole log (late rows included) into a "
+                        "new generation of the checkpoint, swapped in once the run commits; "
+                        "its tables supersede the earlier runs'")
     p.add_argument("--kafka-version", help="Kafka release line replayed, X.Y from 0.8 to "
                    "3.9 (overrides config's [kafka] kafka_version; default 3.7)")
     return p.parse_args(argv)
@@ -200,6 +207,7 @@ def read_settings(argv: list[str] | None) -> Settings:
         observed=tuple(args.observed),
         initial_state=tuple(args.initial_state),
         rules=rules_from_config(cfg, datetime.now(UTC)),
+        rebuild=bool(args.rebuild),
     )
     log(f"events={settings.events} out={settings.out} "
         f"checkpoint={settings.checkpoint or '(temporary: full replay)'} "
@@ -388,7 +396,8 @@ def summary_stage(spark: SparkSession, s: Settings, timeline: TimelineStage,
     clock.seconds["total"] = clock.since(clock.t0)
     facts = timeline.scan.facts
     summary = summary_batches(counts, rollups, len(ledger.records), s.run_id, s.buckets,
-                              clock.started_at, datetime.now(UTC), clock.seconds, facts)
+                              clock.started_at, datetime.now(UTC), clock.seconds, facts,
+                              s.superseded)
     write_arrow(spark, summary, s.out, "run_summary", s.run_id)
     faults.reached("summary_written")
     applied = timeline.applied_through
@@ -477,7 +486,10 @@ def replay_run(spark: SparkSession, s: Settings, clock: StageClock,
 
 def early_problem(s: Settings) -> str | None:
     """What can be refused before Spark starts: a run id that cannot name a directory, an
-    output or checkpoint directory inside the event directory."""
+    output or checkpoint directory inside the event directory, a rebuild of no checkpoint."""
+    if s.rebuild and s.temporary_checkpoint:
+        return ("--rebuild replaces a checkpoint's state with a replay of the whole log; "
+                "give the --checkpoint to rebuild (without one every run is a full replay)")
     return run_id_problem(s.run_id) or nested_problem(s.events, s.out, s.checkpoint or None)
 
 
@@ -490,11 +502,32 @@ def run_with_session(spark: SparkSession, s: Settings, clock: StageClock,
         return replay_run(spark, s, clock, seed)
     try:
         with CheckpointLease(spark, s.checkpoint, s.run_id):
-            return replay_run(spark, s, clock, seed)
+            return replay_generation(spark, s, clock, seed)
     except LeaseHeld as exc:  # not bad input: the same command succeeds once it is free
         print(f"[replay] BUSY: checkpoint {s.checkpoint}: {exc}; retry later",
               file=sys.stderr, flush=True)
         return CHECKPOINT_BUSY
+
+
+def replay_generation(spark: SparkSession, s: Settings, clock: StageClock,
+                      seed: Seed | None = None) -> int:
+    """The run in the checkpoint's active generation; with `--rebuild`, the whole log in
+    a new generation, swapped in once the run has committed (`jobs.replay.rebuild`)."""
+    active = active_checkpoint(spark, s.checkpoint)
+    if not s.rebuild:
+        return replay_run(spark, dataclasses.replace(s, checkpoint=active), clock, seed)
+    target = generation(s.checkpoint, s.run_id)
+    if target == active:
+        log(f"rebuild {s.run_id} is already the checkpoint's generation; nothing to do")
+        return 0
+    superseded = tuple(r for r in committed_runs(spark, active) if r != s.run_id)
+    log(f"rebuild: the whole log into {target}; supersedes run(s) {list(superseded)}")
+    rc = replay_run(spark, dataclasses.replace(s, checkpoint=target, superseded=superseded),
+                    clock, seed)
+    if rc == 0:
+        swap_in(spark, s.checkpoint, target)
+        log(f"rebuild: {target} is now the checkpoint's generation")
+    return rc
 
 
 def audit_run(spark: SparkSession, s: Settings) -> int:

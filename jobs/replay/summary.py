@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -29,6 +29,7 @@ def summary_batches(
     finished_at: datetime,
     seconds: dict[str, float],
     facts: Mapping[str, SeqFacts] | None = None,
+    superseded: Sequence[str] = (),
 ) -> list[pa.RecordBatch]:
     """One row per cluster; a run that read nothing still has one (of the default cluster,
     all zeros), so that a scheduler can tell "no events" from "did not run"."""
@@ -44,7 +45,7 @@ def summary_batches(
             c.rows_read, c.rows_applied, c.rows_duplicate, c.rows_quarantined, c.rows_late,
             sorted(c.findings_by_kind.items()), sorted(c.partitions_by_state.items()),
             sorted(c.rows_written.items()), r.seconds, sorted(r.by_topic.items()),
-            sorted(r.by_cause_broker.items()), stage, *continuity(f),
+            sorted(r.by_cause_broker.items()), stage, *continuity(f), list(superseded),
         )
         out.append(rows_to_record_batch("run_summary", cluster, run_id, [row]))
     return out
