@@ -4,6 +4,7 @@ offline windows, an optional comparison with an observed snapshot, and a verdict
     .venv/bin/python -m jobs.audit --tables DIR --run-id ID [--observed FILE ...]
         [--observed-at TS] [--fail-on {critical,warning,never}] [--out DIR]
         [--config conf/replay.toml] [--cluster NAME] [--master URL]
+        [--verdict-json FILE] [--prometheus FILE.prom]
     spark-submit --py-files dist/replay.zip jobs/submit.py audit <same arguments>
 
 Exit status: 0 when no check reaches `--fail-on` (default critical), 1 when one does,
@@ -29,6 +30,7 @@ from jobs.audit.options import (
     parse_duration,
     parse_timestamp,
 )
+from jobs.audit.publish import failed, publish, publish_problem, publish_run
 from jobs.audit.run import run_audit
 from jobs.common.config import DEFAULT_CONFIG, find_file, load_config
 from jobs.common.paths import run_id_problem
@@ -62,7 +64,20 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                    help="leader_imbalance threshold (leader.imbalance.per.broker.percentage)")
     p.add_argument("--top", type=int, help="windows and rollup lines in the post-mortem (10)")
     p.add_argument("--master", help="Spark master (default: spark-submit's, else local[*])")
+    p.add_argument("--verdict-json", metavar="FILE", help="write the verdict, the rows of "
+                   "every check and the run's key figures to FILE (local; replaced atomically)")
+    p.add_argument("--prometheus", metavar="FILE.prom", help="write the same as gauges to a "
+                   "node_exporter textfile (local; replaced atomically)")
     return p.parse_args(argv)
+
+
+def refuse(args: argparse.Namespace, message: str) -> int:
+    """Bad input: one line on stderr, and the ERROR verdict published when it can be."""
+    rc = error(message)
+    if publish_problem(args.verdict_json, args.prometheus) is None:
+        publish(failed(args.run_id, args.fail_on, rc, message), {},
+                verdict_json=args.verdict_json, prometheus=args.prometheus)
+    return rc
 
 
 def read_options(args: argparse.Namespace) -> AuditOptions:
@@ -93,20 +108,23 @@ def local_spark_conf(config: str | None) -> Path | None:
 
 def main(argv: list[str] | None = None, spark: SparkSession | None = None) -> int:
     args = parse_args(argv)
-    problem = run_id_problem(args.run_id)  # it names audit_checks' partition directory
+    # The run id names audit_checks' partition directory.
+    problem = run_id_problem(args.run_id) or publish_problem(args.verdict_json, args.prometheus)
     if problem is not None:
-        return error(problem)
+        return refuse(args, problem)
     try:
         options = read_options(args)
         load_observed(options.observed)  # an unreadable file fails before Spark starts
     except (ValueError, FileNotFoundError, AuditInputError) as exc:
-        return error(str(exc))
+        return refuse(args, str(exc))
     if spark is None:
         spark = build_session("kafka-controller-audit", master=args.master,
                               properties_file=local_spark_conf(args.config))
     print(f"[audit] tables={args.tables} run_id={args.run_id} fail_on={options.fail_on} "
           f"out={options.out or args.tables}", flush=True)
-    return run_audit(spark, args.tables, args.run_id, options).exit_code
+    result = run_audit(spark, args.tables, args.run_id, options)
+    return publish_run(spark, args.tables, result, verdict_json=args.verdict_json,
+                       prometheus=args.prometheus, cluster=options.cluster)
 
 
 __all__ = ["main"]

@@ -126,6 +126,8 @@ class Settings:
     rules: Plausibility = Plausibility()  # what an event row must be to be believed
     rebuild: bool = False  # replay the whole log into a new generation of the checkpoint
     superseded: tuple[str, ...] = ()  # a rebuild: the runs of the generation it replaces
+    verdict_json: str | None = None  # with --audit: jobs.audit.publish
+    prometheus: str | None = None
 
     def under_checkpoint(self, name: str) -> str:
         return f"{self.checkpoint.rstrip('/')}/{name}"
@@ -160,6 +162,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                    help="with --checkpoint: replay the whole log (late rows included) into a "
                         "new generation of the checkpoint, swapped in once the run commits; "
                         "its tables supersede the earlier runs'")
+    p.add_argument("--verdict-json", metavar="FILE", help="with --audit: write the verdict, "
+                   "the rows of every check and the run's key figures to FILE (local)")
+    p.add_argument("--prometheus", metavar="FILE.prom", help="with --audit: the same as a "
+                   "node_exporter textfile (local)")
     p.add_argument("--kafka-version", help="Kafka release line replayed, X.Y from 0.8 to "
                    "3.9 (overrides config's [kafka] kafka_version; default 3.7)")
     return p.parse_args(argv)
@@ -208,6 +214,8 @@ def read_settings(argv: list[str] | None) -> Settings:
         initial_state=tuple(args.initial_state),
         rules=rules_from_config(cfg, datetime.now(UTC)),
         rebuild=bool(args.rebuild),
+        verdict_json=args.verdict_json,
+        prometheus=args.prometheus,
     )
     log(f"events={settings.events} out={settings.out} "
         f"checkpoint={settings.checkpoint or '(temporary: full replay)'} "
@@ -486,11 +494,24 @@ def replay_run(spark: SparkSession, s: Settings, clock: StageClock,
 
 def early_problem(s: Settings) -> str | None:
     """What can be refused before Spark starts: a run id that cannot name a directory, an
-    output or checkpoint directory inside the event directory, a rebuild of no checkpoint."""
+    output or checkpoint directory inside the event directory, a rebuild of no checkpoint,
+    files to publish the audit's verdict to without --audit or where they cannot be
+    written."""
     if s.rebuild and s.temporary_checkpoint:
         return ("--rebuild replaces a checkpoint's state with a replay of the whole log; "
                 "give the --checkpoint to rebuild (without one every run is a full replay)")
-    return run_id_problem(s.run_id) or nested_problem(s.events, s.out, s.checkpoint or None)
+    return (run_id_problem(s.run_id) or nested_problem(s.events, s.out, s.checkpoint or None)
+            or publish_flags_problem(s))
+
+
+def publish_flags_problem(s: Settings) -> str | None:
+    if s.verdict_json is None and s.prometheus is None:
+        return None
+    if not s.audit:
+        return "--verdict-json and --prometheus publish the audit's verdict: they need --audit"
+    from jobs.audit.publish import publish_problem
+
+    return publish_problem(s.verdict_json, s.prometheus)
 
 
 def run_with_session(spark: SparkSession, s: Settings, clock: StageClock,
@@ -530,14 +551,21 @@ def replay_generation(spark: SparkSession, s: Settings, clock: StageClock,
     return rc
 
 
-def audit_run(spark: SparkSession, s: Settings) -> int:
+def audit_run(spark: SparkSession, s: Settings, replay_rc: int = 0) -> int:
     """`--audit`: the nightly audit of this run in the same session (one spark-submit for
-    the scheduler); its verdict is the job's exit code."""
+    the scheduler); its verdict is the job's exit code. A replay that stopped (bad input,
+    a busy checkpoint) is published as verdict ERROR with its exit code."""
     from jobs.audit import options_from_config, run_audit
+    from jobs.audit.publish import publish_run, replay_stopped
 
-    options = options_from_config(str(s.config_file) if s.config_file else None,
-                                  fail_on=s.fail_on, observed=s.observed or None)
-    return run_audit(spark, s.out, s.run_id, options).exit_code
+    if replay_rc != 0:
+        result = replay_stopped(s.run_id, s.fail_on, replay_rc)
+    else:
+        options = options_from_config(str(s.config_file) if s.config_file else None,
+                                      fail_on=s.fail_on, observed=s.observed or None)
+        result = run_audit(spark, s.out, s.run_id, options)
+    return publish_run(spark, s.out, result, verdict_json=s.verdict_json,
+                       prometheus=s.prometheus)
 
 
 def main(argv: list[str] | None = None, spark: SparkSession | None = None) -> int:
@@ -572,7 +600,7 @@ def main(argv: list[str] | None = None, spark: SparkSession | None = None) -> in
         clock.seconds["check"] = clock.since(clock.t0)
         log(f"schema check: {files} file(s) readable")
         rc = run_with_session(spark, s, clock, seed)
-        return audit_run(spark, s) if rc == 0 and s.audit else rc
+        return audit_run(spark, s, rc) if s.audit else rc
     except EventSchemaError as exc:
         return error(str(exc))
     except Exception as exc:
