@@ -130,16 +130,36 @@ def run_command(command: str, main: Callable[[list[str]], int],
         with signals_unwind():
             return main(args)
     except Terminated as stop:
-        print(f"[{command}] stopped by {stop}; temporary state removed, outputs of a "
-              "committed run untouched; run the same command again to finish",
-              file=sys.stderr, flush=True)
-        return 128 + stop.signum
+        return _stopped(command, stop)
     except SystemExit:
         raise
     except Exception as exc:
+        stop = _terminated_in(exc)
+        if stop is not None:  # a library's cleanup failed while the signal unwound it
+            return _stopped(command, stop)
         if _wants_traceback():
             traceback.print_exc()
         return report_internal_error(command, exc, out_dir_of(args))
+
+
+def _stopped(command: str, stop: Terminated) -> int:
+    print(f"[{command}] stopped by {stop}; temporary state removed, outputs of a "
+          "committed run untouched; run the same command again to finish",
+          file=sys.stderr, flush=True)
+    return 128 + stop.signum
+
+
+def _terminated_in(exc: BaseException) -> Terminated | None:
+    """The `Terminated` an exception was raised while handling, if any (PySpark's py4j
+    wrappers can fail in their own cleanup when the signal interrupts a call)."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        if isinstance(current, Terminated):
+            return current
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return None
 
 
 def _wants_traceback() -> bool:
