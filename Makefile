@@ -5,6 +5,7 @@ PIP := .venv/bin/pip
 STAMP := .venv/.installed
 OUT ?= out
 BENCH ?= bench
+DIST ?= dist
 
 .DEFAULT_GOAL := help
 
@@ -74,10 +75,23 @@ bench-nightly: install ## first run over 99% of the bench log with a checkpoint,
 bench-whatif: install ## N what-if variants in one Spark job against N separate replays
 	$(PY) -m jobs.whatif.bench --preset sample
 
-package: install ## build dist/replay.zip for spark-submit --py-files (run jobs/submit.py)
-	rm -rf dist && mkdir -p dist
-	zip -qr dist/replay.zip jobs statemachine schemas -x '*/__pycache__/*'
-	@echo "dist/replay.zip"
+# The code spark-submit ships (--py-files): only zipped, so the system python3 does it (no
+# venv, no `zip` binary, which a fresh Debian lacks); bytecode caches stay out.
+define ZIP_SOURCES
+import pathlib, sys, zipfile
+target, *packages = sys.argv[1:]
+with zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as z:
+    for package in packages:
+        for path in sorted(pathlib.Path(package).rglob("*")):
+            if path.is_file() and "__pycache__" not in path.parts:
+                z.write(path, path.as_posix())
+print(target)
+endef
+export ZIP_SOURCES
+
+package: ## build dist/replay.zip (or DIST=dir) for spark-submit --py-files; needs no venv
+	mkdir -p $(DIST) && rm -f $(DIST)/replay.zip
+	python3 -c "$$ZIP_SOURCES" $(DIST)/replay.zip jobs statemachine schemas
 
 cluster-test: install ## spark-submit the replay to a standalone master + 2 workers on loopback
 	$(PY) -m pytest -q -m cluster tests/e2e/test_cluster_submit.py

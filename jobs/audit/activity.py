@@ -105,11 +105,14 @@ def controller_churn(spark: SparkSession, inputs: AuditInputs,
                                               F.min("controller_epoch").over(first_epoch))
     failovers = elections.where(F.col("controller_epoch") > F.col("first_epoch")) \
         .join(bounds_frame(spark, inputs), "cluster").where(_in_run(F.col("seq")))
+    # Sorted as (seq, text) pairs: seq order, not the text's (where 100 comes before 9).
+    listed = F.struct(F.col("seq"), F.format_string(
+        "%d:broker %d (epoch %d)", F.col("seq"), F.col("controller_id"),
+        F.col("controller_epoch")).alias("text"))
     per_cluster = failovers.groupBy("cluster").agg(
         F.count(F.lit(1)).alias("failovers"), F.min("ts").alias("since"),
-        F.array_join(F.sort_array(F.collect_list(F.format_string(
-            "%d:broker %d (epoch %d)", F.col("seq"), F.col("controller_id"),
-            F.col("controller_epoch")))), ", ").alias("list"))
+        F.array_join(F.transform(F.sort_array(F.collect_list(listed)), lambda e: e["text"]),
+                     ", ").alias("list"))
     detail = F.format_string("%d controller failovers in the run (> %d): %s",
                              F.col("failovers"), F.lit(options.max_failovers), F.col("list"))
     return check_frame(per_cluster.where(F.col("failovers") > options.max_failovers),

@@ -1,7 +1,7 @@
 """Audit a replay run: health checks on its end state and its events, a post-mortem of its
 offline windows, an optional comparison with an observed snapshot, and a verdict.
 
-    .venv/bin/python -m jobs.audit --tables DIR --run-id ID [--observed FILE ...]
+    .venv/bin/python -m jobs.audit --tables DIR [--run-id ID] [--observed FILE ...]
         [--observed-at TS] [--fail-on {critical,warning,never}] [--out DIR]
         [--config conf/replay.toml] [--cluster NAME] [--master URL]
         [--verdict-json FILE] [--prometheus FILE.prom]
@@ -43,32 +43,50 @@ def error(message: str) -> int:
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="jobs.audit", description=(__doc__ or "").split("\n")[0])
+    from jobs.audit.options import AUDIT_DEFAULTS
+    from jobs.common.cli import command_parser
+    from jobs.common.latest_run import default_run_id
+
+    p = command_parser("jobs.audit", __doc__)
     p.add_argument("--tables", required=True, help="the replay's output directory (--out)")
-    p.add_argument("--run-id", required=True, help="the replay run to audit")
+    p.add_argument("--run-id", help="the replay run to audit (default: the latest in "
+                   "--tables, the run_summary row that finished last)")
     p.add_argument("--observed", nargs="+", default=[], metavar="FILE",
                    help="kafka-topics --describe output or ZooKeeper dumps to compare with")
     p.add_argument("--observed-at", help="the snapshot's instant, ISO 8601 UTC "
                    "(default: the end of the run)")
     p.add_argument("--fail-on", choices=FAIL_ON_CHOICES, default="critical",
-                   help="the severity that fails the audit (exit 1); default critical")
+                   help="the severity that fails the audit (exit 1)")
     p.add_argument("--out", help="where audit_checks goes (default: --tables)")
     p.add_argument("--config", help=f"settings TOML (default: {DEFAULT_CONFIG})")
     p.add_argument("--cluster", help="audit this cluster only (needed with --observed "
                    "when the run has several)")
-    p.add_argument("--max-reassignment-age", help="stuck_reassignment threshold (e.g. 1h)")
-    p.add_argument("--max-deletion-age", help="stuck_deletion threshold (e.g. 1h)")
-    p.add_argument("--max-failovers", type=int, help="controller_churn threshold (2)")
-    p.add_argument("--max-restarts", type=int, help="broker_flapping threshold (3)")
-    p.add_argument("--leader-imbalance-percentage", type=float,
-                   help="leader_imbalance threshold (leader.imbalance.per.broker.percentage)")
-    p.add_argument("--top", type=int, help="windows and rollup lines in the post-mortem (10)")
+    def threshold(check: str, key: str) -> str:
+        return (f"{check} threshold (default: the config's [audit] {key}, else "
+                f"{AUDIT_DEFAULTS[key]})")
+
+    p.add_argument("--max-reassignment-age", help=threshold(
+        "stuck_reassignment", "max_reassignment_age") + "; e.g. 30m, 1h, 2d")
+    p.add_argument("--max-deletion-age", help=threshold(
+        "stuck_deletion", "max_deletion_age") + "; e.g. 30m, 1h, 2d")
+    p.add_argument("--max-failovers", type=int,
+                   help=threshold("controller_churn", "max_failovers"))
+    p.add_argument("--max-restarts", type=int,
+                   help=threshold("broker_flapping", "max_restarts"))
+    p.add_argument("--leader-imbalance-percentage", type=float, help=threshold(
+        "leader_imbalance", "leader_imbalance_per_broker_percentage")
+        + ", Kafka's leader.imbalance.per.broker.percentage")
+    p.add_argument("--top", type=int, help="windows and rollup lines in the post-mortem "
+                   f"(default: {AuditOptions.top})")
     p.add_argument("--master", help="Spark master (default: spark-submit's, else local[*])")
     p.add_argument("--verdict-json", metavar="FILE", help="write the verdict, the rows of "
                    "every check and the run's key figures to FILE (local; replaced atomically)")
     p.add_argument("--prometheus", metavar="FILE.prom", help="write the same as gauges to a "
                    "node_exporter textfile (local; replaced atomically)")
-    return p.parse_args(argv)
+    args = p.parse_args(argv)
+    if args.run_id is None:
+        args.run_id = default_run_id(p, args.tables, "audit")
+    return args
 
 
 def refuse(args: argparse.Namespace, message: str) -> int:

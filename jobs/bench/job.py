@@ -1,4 +1,4 @@
-"""Spark replay job vs. the pure core on the same simulated log (`make bench`).
+"""Time the Spark replay job against the pure core on the same simulated log (`make bench`).
 
     python -m jobs.bench --preset bench|large [--seed N] [--buckets N] [--skip-spark]
 
@@ -32,6 +32,7 @@ from typing import Any, NamedTuple
 import pyarrow.parquet as pq
 
 from jobs.bench.core import REPO_ROOT, cached_log
+from jobs.common.cli import command_parser
 
 RUN_ID = "bench"
 
@@ -326,13 +327,16 @@ def render_markdown(runs: dict[str, Run], mach: dict[str, str], log: str = LOG_S
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    ap = argparse.ArgumentParser(prog="python -m jobs.bench", description=__doc__)
-    ap.add_argument("--preset", default="bench")
-    ap.add_argument("--seed", type=int, default=1)
+    ap = command_parser("python -m jobs.bench", __doc__)
+    ap.add_argument("--preset", default="bench", help="the simulated log's size (jobs.sim)")
+    ap.add_argument("--seed", type=int, default=1, help="the simulator's seed")
     ap.add_argument("--buckets", type=int, help="replay groups (default: the job's config)")
-    ap.add_argument("--skip-spark", action="store_true")
-    ap.add_argument("--json", default=str(REPO_ROOT / "bench.json"))
-    ap.add_argument("--markdown", default=str(REPO_ROOT / "BENCHMARKS.md"))
+    ap.add_argument("--skip-spark", action="store_true",
+                    help="time the pure core only, not the Spark job")
+    ap.add_argument("--json", default=str(REPO_ROOT / "bench.json"),
+                    help="the figures as JSON")
+    ap.add_argument("--markdown", default=str(REPO_ROOT / "BENCHMARKS.md"),
+                    help="the Markdown file whose generated part is rewritten")
     return ap.parse_args(argv)
 
 

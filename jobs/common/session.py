@@ -9,6 +9,10 @@ own progress lines and summary (on stdout). The properties files point the drive
 `conf/spark/log4j2.properties` (warnings and errors only, on stderr); and once the session
 has started, the log level is set to `REPLAY_SPARK_LOG_LEVEL` (default WARN), so a run with
 any other log4j configuration stays quiet too.
+
+Python workers: unless `PYSPARK_PYTHON` or `spark.pyspark.python` names one, they run the
+driver's own interpreter (`choose_worker_python`), so a spark-submit from the venv does not
+fall back to a system `python3` without pyarrow.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ if TYPE_CHECKING:
 ROOT = Path(__file__).resolve().parents[2]
 LOG_LEVEL_VARIABLE = "REPLAY_SPARK_LOG_LEVEL"
 DEFAULT_LOG_LEVEL = "WARN"
+WORKER_PYTHON = "spark.pyspark.python"
 LOG_CONFIG_OPTION = re.compile(r"(-Dlog4j2\.configurationFile=)(\S+)")
 
 ROCKSDB_PROVIDER = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
@@ -81,6 +86,24 @@ def under_spark_submit() -> bool:
     return "PYSPARK_GATEWAY_PORT" in os.environ
 
 
+def choose_worker_python(settings: dict[str, str]) -> str | None:
+    """Point the Python workers at an interpreter with pandas and pyarrow.
+
+    Spark's default is `python3` from the executor's PATH, on most machines the system
+    Python, where the first Arrow UDF dies on `import pyarrow`. When the user named one
+    (`PYSPARK_PYTHON`, or `spark.pyspark.python`, which spark-submit hands the driver as
+    `PYSPARK_PYTHON`), it is kept; otherwise the driver's own interpreter (the venv's) is
+    set, in `settings` and in `PYSPARK_PYTHON`, the variable PySpark's SparkContext reads
+    when it ships a UDF. Returns the interpreter chosen, None when the user's is kept."""
+    configured = os.environ.get("PYSPARK_PYTHON") or settings.get(WORKER_PYTHON)
+    if configured:
+        os.environ.setdefault("PYSPARK_PYTHON", configured)
+        return None
+    settings[WORKER_PYTHON] = sys.executable
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    return sys.executable
+
+
 def build_session(
     app_name: str,
     master: str | None = None,
@@ -107,10 +130,11 @@ def build_session(
             settings["spark.driver.extraJavaOptions"])
 
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    if not under_spark_submit():
-        # Python workers must have pandas and pyarrow: use this interpreter (the venv's),
-        # not whatever `python3` is first on the PATH. spark-submit runs configure their own.
-        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    chosen = choose_worker_python(settings)
+    if chosen is not None:
+        print(f"[session] {WORKER_PYTHON}={chosen}: the driver's own interpreter (neither "
+              f"PYSPARK_PYTHON nor {WORKER_PYTHON} is set; set one when the executors' "
+              "Python lives elsewhere)", file=sys.stderr, flush=True)
     if master is None:
         master = settings.pop("spark.master", None)
         if master is None and not under_spark_submit():

@@ -42,6 +42,7 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import Row as SparkRow
 from pyspark.sql import functions as F
 
+from jobs.common.cli import command_parser
 from jobs.common.tables import list_names, path_exists, read_table_or_empty, table_path
 from jobs.compare.brokers import BROKER_KINDS, BrokerRow, compare_brokers
 from jobs.compare.partitions import (
@@ -68,7 +69,7 @@ REPLAY_TABLES = ("state_changes", "leader_and_isr_requests", "update_metadata_re
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="jobs.compare", description=__doc__.split("\n\n")[0])
+    p = command_parser("jobs.compare", __doc__)
     p.add_argument("--observed", required=True, help="ingest output (or observed_state_changes)")
     p.add_argument("--replayed", required=True, help="replay output directory")
     p.add_argument("--out", required=True, help="output directory")

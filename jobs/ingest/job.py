@@ -38,6 +38,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 from pyspark.sql.window import Window
 
+from jobs.common.cli import command_parser
 from jobs.ingest.logparse import blocks
 from jobs.ingest.logparse.assemble import NEW, NONEXISTENT, EventRow
 from jobs.ingest.logparse.envelope import Clock
@@ -68,7 +69,7 @@ _SOURCE = r"^(.*):(\d+)$"
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="jobs.ingest", description=__doc__.split("\n\n")[0])
+    p = command_parser("jobs.ingest", __doc__)
     p.add_argument("--logs", nargs="+", required=True, help="log files or folders (recursive)")
     p.add_argument("--out", required=True, help="output directory of the tables")
     p.add_argument("--cluster", default=DEFAULT_CLUSTER, help="cluster name of every event")
@@ -78,7 +79,7 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                    help="the log starts mid-life: emit a ControllerFailover of this broker at "
                         "seq 0 (source 'assumed:...')")
     p.add_argument("--assume-live", default="",
-                   help="with --assume-controller: comma-separated live brokers")
+                   help="with --assume-controller: comma-separated live brokers (default: none)")
     p.add_argument("--include", default=",".join(DEFAULT_INCLUDE),
                    help="file-name globs read inside folders (files named on the command "
                         "line are always read); default: %(default)s")

@@ -139,7 +139,9 @@ class Settings:
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="jobs.replay", description=(__doc__ or "").split("\n")[0])
+    from jobs.common.cli import command_parser
+
+    p = command_parser("jobs.replay", __doc__)
     p.add_argument("--events", required=True, help="directory of event-log Parquet files")
     p.add_argument("--out", required=True, help="directory of the output tables")
     p.add_argument("--checkpoint", help="checkpoint directory; resumes when it exists "
@@ -155,7 +157,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                    help="audit the run in the same session (jobs.audit); its verdict is "
                         "the exit code: 0 pass, 1 a check at or above --fail-on")
     p.add_argument("--fail-on", choices=("critical", "warning", "never"),
-                   help="with --audit: the severity that fails the run (default critical)")
+                   help="with --audit: the severity that fails the run (default: critical)")
     p.add_argument("--observed", nargs="+", default=(),
                    help="with --audit: kafka-topics --describe or ZooKeeper dump files")
     p.add_argument("--rebuild", action="store_true",

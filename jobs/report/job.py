@@ -1,4 +1,4 @@
-"""One self-contained HTML page over a replay's tables.
+"""Write one self-contained HTML page over a replay's tables, its audit and a what-if.
 
     python -m jobs.report --tables DIR [--run-id ID] [--audit DIR] [--whatif DIR] --out FILE
 
@@ -22,6 +22,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from jobs.common.cli import command_parser
 from jobs.report import activity, availability, brokers, figures, timeline
 from jobs.report.page import Figures, Page, write
 from jobs.report.tables import ReportInputError, newest_run_id, open_table
@@ -107,10 +108,9 @@ def write_report(
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    ap = argparse.ArgumentParser(prog="python -m jobs.report",
-                                 description=(__doc__ or "").split("\n")[1])
+    ap = command_parser("python -m jobs.report", __doc__)
     ap.add_argument("--tables", required=True, help="the replay's --out")
-    ap.add_argument("--run-id", help="default: the newest run in run_summary")
+    ap.add_argument("--run-id", help="the run to show (default: the newest in run_summary)")
     ap.add_argument("--audit", help="the audit's --out (audit_checks/)")
     ap.add_argument("--whatif", help="the what-if's --out (whatif_impact/, ...)")
     ap.add_argument("--out", required=True, help="the HTML file to write")

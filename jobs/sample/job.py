@@ -1,4 +1,4 @@
-"""`make run`: simulate the bundled sample log (if not there yet) and replay it locally.
+"""Simulate the bundled sample log (if not there yet) and replay it locally (`make run`).
 
     python -m jobs.sample --out DIR [--preset sample] [--seed 1] [--buckets N]
         [--bad-rows RATE]
@@ -14,19 +14,19 @@ log is built to hold an outage or two.
 
 from __future__ import annotations
 
-import argparse
 import json
 from pathlib import Path
 
+from jobs.common.cli import command_parser
+
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(
-        prog="python -m jobs.sample", description=__doc__.split("\n")[0]
-    )
+    ap = command_parser("python -m jobs.sample", __doc__)
     ap.add_argument("--out", default="out", help="directory for events/ and tables/")
-    ap.add_argument("--preset", default="sample")
-    ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--buckets", type=int, help="override conf/replay.toml")
+    ap.add_argument("--preset", default="sample", help="the simulated log's size (jobs.sim)")
+    ap.add_argument("--seed", type=int, default=1, help="the simulator's seed")
+    ap.add_argument("--buckets", type=int,
+                    help="replay groups per cluster (default: conf/replay.toml's buckets)")
     ap.add_argument("--bad-rows", type=float, default=0.0,
                     help="rate of contract-breaking rows mixed into the simulated log")
     args = ap.parse_args(argv)

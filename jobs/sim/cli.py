@@ -17,7 +17,8 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from jobs.sim.driver import Simulator
+from jobs.common.cli import command_parser
+from jobs.sim.driver import TOPIC_SIZES, Simulator
 from jobs.sim.presets import PRESETS
 from jobs.sim.writer import ParquetSink
 from schemas.event_types import DEFAULT_CLUSTER
@@ -91,19 +92,37 @@ def write_log(
     return counts
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m jobs.sim", description=__doc__.split("\n")[0])
+def preset_sizes() -> str:
+    """One line per preset: its brokers, topics, partitions and events (from PRESETS)."""
+    width = max(len(name) for name in PRESETS)
+    lines = ["presets (--preset), each a target the log reaches:"]
+    for p in sorted(PRESETS.values(), key=lambda p: p.events):
+        largest = min(max(TOPIC_SIZES), p.max_topic_partitions)
+        lines.append(f"  {p.name:<{width}}  {p.brokers} brokers, {p.partitions:,} partitions in "
+                     f"topics of {min(TOPIC_SIZES)} to {largest:,}, {p.events:,} events")
+    return "\n".join(lines)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    ap = command_parser("python -m jobs.sim", __doc__, more=preset_sizes())
     ap.add_argument("--out", required=True, help="directory for the Parquet files")
-    ap.add_argument("--preset", default="sample", choices=sorted(PRESETS))
-    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--preset", default="sample", choices=sorted(PRESETS),
+                    help="the log's size, one of the presets above")
+    ap.add_argument("--seed", type=int, default=1,
+                    help="the random seed: the same preset, seed and rate give the same rows")
     ap.add_argument(
         "--bad-rows",
         type=float,
         default=0.0,
         help="rate of contract-breaking rows per good row (e.g. 0.01)",
     )
-    ap.add_argument("--cluster", default=DEFAULT_CLUSTER)
+    ap.add_argument("--cluster", default=DEFAULT_CLUSTER, help="the cluster column of every row")
     ap.add_argument("--quiet", action="store_true", help="no progress bar")
+    return ap
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    ap = build_parser()
     args = ap.parse_args(argv)
     if not 0.0 <= args.bad_rows < 1.0:
         ap.error("--bad-rows must be in [0, 1)")

@@ -27,6 +27,7 @@ from pathlib import Path
 
 from pyspark.sql import SparkSession
 
+from jobs.common.cli import command_parser
 from jobs.common.config import DEFAULT_CONFIG, find_file, load_config
 from jobs.common.paths import run_id_problem, scratch_path
 from jobs.common.session import build_session, under_spark_submit
@@ -67,13 +68,14 @@ class Settings:
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="jobs.whatif", description=(__doc__ or "").split("\n")[0])
+    p = command_parser("jobs.whatif", __doc__)
     p.add_argument("--events", required=True, help="directory of event-log Parquet files")
     p.add_argument("--scenario", required=True, help="scenario TOML ([[variant]], [sweep])")
     p.add_argument("--out", required=True, help="directory of the output tables")
     p.add_argument("--run-id", help="run identifier (default: the scenario file's stem)")
     p.add_argument("--config", help=f"job settings TOML (default: {DEFAULT_CONFIG})")
-    p.add_argument("--buckets", type=int, help="replay groups per cluster and variant")
+    p.add_argument("--buckets", type=int,
+                   help="replay groups per cluster and variant (default: the config's buckets)")
     p.add_argument("--master", help="Spark master (default: spark-submit's, else local[*])")
     p.add_argument("--baseline", help="an existing jobs.replay output of the same log: its "
                    "tables are the baseline (not replayed again)")

@@ -1,15 +1,19 @@
 """The job on a real standalone Spark cluster: a master and two workers started from the
 installed pyspark on loopback, the code shipped with `spark-submit --py-files dist/replay.zip`.
 
-The executors import `jobs`, `statemachine` and `schemas` only from the zip (their working
-directory is the worker's), so this is the test of `make package`. Marked `cluster`;
-`make cluster-test` runs it.
+The test runs the README's "On a cluster" block itself (`make package`, then its
+spark-submit line), replacing only what names the operator's machines, so the README and the
+test cannot drift. The executors import `jobs`, `statemachine` and `schemas` only from the
+zip (their working directory is the worker's), so this is also the test of `make package`.
+Nothing sets `PYSPARK_PYTHON`: the job must point the executors at its own interpreter.
+Marked `cluster`; `make cluster-test` runs it.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -37,9 +41,11 @@ def _free_port() -> int:
 
 
 def _env() -> dict[str, str]:
-    env = dict(os.environ)
-    env.update(SPARK_LOCAL_IP="127.0.0.1", PYSPARK_PYTHON=sys.executable,
-               PYSPARK_DRIVER_PYTHON=sys.executable, SPARK_NO_DAEMONIZE="1")
+    """The test's environment minus any PYSPARK_PYTHON (a fresh clone has none), on loopback;
+    PYSPARK_DRIVER_PYTHON lets spark-class find the venv's Spark."""
+    env = {k: v for k, v in os.environ.items() if k != "PYSPARK_PYTHON"}
+    env.update(SPARK_LOCAL_IP="127.0.0.1", PYSPARK_DRIVER_PYTHON=sys.executable,
+               SPARK_NO_DAEMONIZE="1")
     return env
 
 
@@ -87,19 +93,42 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
                 p.kill()
 
 
-def _package(target: Path) -> Path:
-    """What `make package` builds (jobs, statemachine, schemas; no caches), into `target`:
-    the test does not touch dist/, which other runs may be using."""
-    with zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as z:
-        for package in ("jobs", "statemachine", "schemas"):
-            for path in sorted((ROOT / package).rglob("*")):
-                if path.is_file() and "__pycache__" not in path.parts:
-                    z.write(path, path.relative_to(ROOT).as_posix())
-    return target
+def readme_cluster_block() -> str:
+    """The first `bash` block of the README's "On a cluster" section, as written."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("\n## On a cluster\n", 1)[1].split("\n## ", 1)[0]
+    match = re.search(r"```bash\n(.*?)```", section, re.DOTALL)
+    assert match is not None, "README's On a cluster section has no bash block"
+    return match.group(1)
+
+
+def _replace(text: str, pattern: str, replacement: str) -> str:
+    """`text` with `pattern` (a regex) replaced; the README must still have it."""
+    new, count = re.subn(pattern, lambda _m: replacement, text)
+    assert count, f"README's On a cluster block no longer has {pattern!r}"
+    return new
+
+
+def local_cluster_block(url: str, tmp: Path, events: Path, out: Path) -> str:
+    """The README's block with only what names the operator's machines replaced: the master,
+    the `hdfs://` paths, `dist/` (others may be using the repository's) and `.venv/bin/` (the
+    test's interpreter's venv); and executors sized for the 1.5 GB loopback workers."""
+    block = readme_cluster_block()
+    block = _replace(block, r"spark://HOST:7077", url + SIZING)
+    block = _replace(block, r"--events hdfs://\S+", f"--events {events}")
+    block = _replace(block, r"--out hdfs://\S+", f"--out {out}")
+    block = _replace(block, r"--checkpoint hdfs://\S+", f"--checkpoint {tmp / 'chk'}")
+    block = _replace(block, r"(?m)^make package\b", f"make package DIST={tmp / 'dist'}")
+    block = _replace(block, r"\bdist/replay\.zip\b(?!:)", str(tmp / "dist" / "replay.zip"))
+    return _replace(block, r"(?<![\w/])\.venv/bin/", f"{BIN}/")
+
+
+# conf/spark/cluster.conf asks 4 GB executors; the loopback workers have 1.5 GB each.
+SIZING = (" --driver-memory 1g --conf spark.executor.memory=1g --conf spark.executor.cores=1"
+          " --conf spark.sql.shuffle.partitions=4")
 
 
 def test_spark_submit_on_standalone_cluster(cluster: str, tmp_path: Path) -> None:
-    zipped = _package(tmp_path / "replay.zip")
     events = tmp_path / "events"
     write_log(events, [
         failover(1, 1, [1, 2, 3]),
@@ -110,22 +139,19 @@ def test_spark_submit_on_standalone_cluster(cluster: str, tmp_path: Path) -> Non
         ev(5, "Bogus", topic="x"),
     ])
     out = tmp_path / "out"
-    cmd = [
-        str(BIN / "spark-submit"), "--master", cluster,
-        "--properties-file", "conf/spark/cluster.conf",
-        "--driver-memory", "1g",
-        "--conf", "spark.executor.memory=1g", "--conf", "spark.executor.cores=1",
-        "--conf", "spark.sql.shuffle.partitions=4",
-        "--conf", f"spark.pyspark.python={sys.executable}",
-        "--py-files", str(zipped),
-        "jobs/submit.py", "replay",
-        "--events", str(events), "--out", str(out), "--checkpoint", str(tmp_path / "chk"),
-        "--run-id", "c1", "--buckets", "8",
-    ]
-    done = subprocess.run(cmd, cwd=ROOT, env=_env(), capture_output=True, text=True,
-                          timeout=240)
+    block = local_cluster_block(cluster, tmp_path, events, out)
+    # As on a fresh clone: nothing names the executors' Python, the job picks its own.
+    env = {k: v for k, v in _env().items() if k != "PYSPARK_DRIVER_PYTHON"}  # the README's
+    done = subprocess.run(["bash", "-ec", block], cwd=ROOT, env=env, capture_output=True,
+                          text=True, timeout=300)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert "rows read 6 = applied 5 + duplicate 0 + quarantined 1 + late 0" in done.stdout
+    # spark-submit joins the Python driver's stderr to its stdout.
+    assert f"[session] spark.pyspark.python={sys.executable}:" in done.stdout + done.stderr
+    with zipfile.ZipFile(tmp_path / "dist" / "replay.zip") as z:
+        names = z.namelist()
+    assert "jobs/submit.py" in names and "statemachine/__init__.py" in names
+    assert not [n for n in names if "__pycache__" in n]
 
     states = ds.dataset(out / "partition_states", partitioning="hive").to_table().to_pylist()
     got = {(r["topic"], r["partition"]): (r["state"], r["leader"], r["leader_epoch"], r["isr"])

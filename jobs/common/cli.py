@@ -1,0 +1,50 @@
+"""The one shape of every command's `--help`.
+
+The description is the first paragraph of the command module's docstring (whole sentences,
+line breaks kept as written), every option with a default shows it, and the epilog lists the
+exit codes every command shares (`jobs.common.exitcodes.EXIT_CODES_HELP`), line breaks kept.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from jobs.common.exitcodes import EXIT_CODES_HELP
+
+
+def first_paragraph(doc: str | None) -> str:
+    """A module docstring's first paragraph: the command's description."""
+    return (doc or "").strip().split("\n\n", 1)[0].strip()
+
+
+def has_default(action: argparse.Action) -> bool:
+    """True when the option has a default worth showing: not None, not a flag's False, not
+    an empty list, not argparse's SUPPRESS (`--help`)."""
+    default: Any = action.default
+    if not action.option_strings or default is None or default is False:
+        return False
+    if default is argparse.SUPPRESS:
+        return False
+    return not (isinstance(default, (list, tuple)) and not default)
+
+
+class HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """Keeps the description's and the epilog's line breaks; an option whose help does not
+    already name its default gets `(default: X)`."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        text = action.help or ""
+        if has_default(action) and "default" not in text:
+            text = f"{text} (default: %(default)s)".lstrip()
+        return text
+
+
+def command_parser(prog: str, doc: str | None, more: str = "") -> argparse.ArgumentParser:
+    """The parser of a command: `doc`'s first paragraph (then `more`, when given) as the
+    description, the shared exit codes as the epilog."""
+    description = first_paragraph(doc)
+    if more:
+        description = f"{description}\n\n{more.strip()}"
+    return argparse.ArgumentParser(prog=prog, description=description,
+                                   epilog=EXIT_CODES_HELP, formatter_class=HelpFormatter)

@@ -1,0 +1,36 @@
+"""Which Python the session's workers run (pure: no session is started)."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import pytest
+
+from jobs.common.session import WORKER_PYTHON, choose_worker_python
+
+
+def test_unconfigured_workers_run_the_drivers_interpreter(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("PYSPARK_PYTHON", raising=False)
+    settings: dict[str, str] = {}
+    assert choose_worker_python(settings) == sys.executable
+    assert settings == {WORKER_PYTHON: sys.executable}
+    assert os.environ["PYSPARK_PYTHON"] == sys.executable
+
+
+def test_pyspark_python_variable_is_kept(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PYSPARK_PYTHON", "/opt/env/bin/python")
+    settings: dict[str, str] = {}
+    assert choose_worker_python(settings) is None
+    assert settings == {}
+
+
+def test_spark_pyspark_python_setting_is_kept_and_exported(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("PYSPARK_PYTHON", raising=False)
+    settings = {WORKER_PYTHON: "./environment/bin/python"}
+    assert choose_worker_python(settings) is None
+    assert settings == {WORKER_PYTHON: "./environment/bin/python"}
+
+    assert os.environ["PYSPARK_PYTHON"] == "./environment/bin/python"
