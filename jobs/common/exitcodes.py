@@ -134,9 +134,9 @@ def run_command(command: str, main: Callable[[list[str]], int],
     except SystemExit:
         raise
     except Exception as exc:
-        stop = _terminated_in(exc)
-        if stop is not None:  # a library's cleanup failed while the signal unwound it
-            return _stopped(command, stop)
+        unwound = _terminated_in(exc)
+        if unwound is not None:  # a library's cleanup failed while the signal unwound it
+            return _stopped(command, unwound)
         if _wants_traceback():
             traceback.print_exc()
         return report_internal_error(command, exc, out_dir_of(args))
