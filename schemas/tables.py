@@ -204,6 +204,9 @@ RUN_SUMMARY = _table(
     _f("offline_seconds_by_topic", T.MapType(T.StringType(), T.DoubleType(), True)),
     _f("offline_seconds_by_cause_broker", T.MapType(T.StringType(), T.DoubleType(), True)),
     _f("stage_seconds", T.MapType(T.StringType(), T.DoubleType(), True)),
+    # The period the offline figures cover (the audit's post-mortem reads it).
+    _f("period_start", T.TimestampType()),
+    _f("period_end", T.TimestampType()),
     # The log's continuity (jobs/replay/logcheck.py): the seq range of the rows this run
     # read, the highest seq earlier runs of the checkpoint read, the missing seq ranges
     # (inclusive, within the run and since the earlier runs) and how many seqs they hold,

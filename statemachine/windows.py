@@ -28,12 +28,23 @@ and ``under_min_isr`` are closed and not opened: a deletion is intended, not an 
 ``reassigning`` stays, because a reassignment in progress is what keeps a deletion waiting.
 
 The cause of a window is the controller event after which the condition first held:
-the event's type, and for a cluster step its broker (the new controller of a
-ControllerFailover, the broker of a ControlledShutdown). One BrokerChange step may cover
-several brokers starting and failing in one event; the window's broker is then the
-partition's leader before the step if that leader is one of them, else the lowest id among
-them that holds a replica of the partition, else the lowest id among them; its event is
-BrokerFailure if that broker failed, BrokerStartup if it started (new or bounced).
+the event's type, and for a cluster step its broker (the broker of a ControlledShutdown).
+A ControllerFailover names the broker whose loss opened the window: the new controller's
+`KafkaController.onControllerFailover` reads the live brokers from /brokers/ids, so a
+broker registered before (live or shutting down) and absent from that list died unseen,
+typically the old controller's own broker, whose BrokerChange nobody processed. The
+partitions it led go offline or elect another leader
+(`PartitionStateMachine.triggerOnlinePartitionStateChange`), and its replicas become
+OfflineReplica and leave the ISR (`ReplicaStateMachine.startup`). The window's broker is
+the partition's leader before the failover if that leader was lost, else the lowest id
+among the lost brokers holding a replica of it; only when the partition lost none of its
+brokers (nothing died, the window opened for another reason) is it the new controller.
+
+One BrokerChange step may cover several brokers starting and failing in one event; the
+window's broker is then the partition's leader before the step if that leader is one of
+them, else the lowest id among them that holds a replica of the partition, else the lowest
+id among them; its event is BrokerFailure if that broker failed, BrokerStartup if it
+started (new or bounced).
 `end_event` follows the same rule.
 
 Only the partitions an event touched are evaluated (`ControllerContext.touched`), plus,
@@ -204,10 +215,23 @@ def step_brokers(step: ClusterStep) -> tuple[int, ...]:
     return ()
 
 
+def lost_at_failover(step: ClusterStep) -> frozenset[int]:
+    """The brokers a failover finds gone: registered before it (live or shutting down) and
+    absent from the live brokers the new controller read."""
+    if step.kind != FAILOVER:
+        return frozenset()
+    return (step.live_before | step.shutting_down_before) - step.live_after
+
+
 def leaders_before(ctx: ControllerContext, step: ClusterStep) -> dict[Part, int]:
     """Before a BrokerChange of several brokers: the leader of every partition it can
     touch, for the cause rule (the broker a partition lost). Empty when
-    the step has one broker: the cause is then that broker."""
+    the step has one broker: the cause is then that broker. Before a failover that lost
+    brokers: the partitions they led, with that leader (the failover may elect another)."""
+    if step.kind == FAILOVER:
+        lost = lost_at_failover(step)
+        return {p: p.leader for topic in ctx.topics_on(sorted(lost))
+                for p in topic.parts.values() if p.has_leadership and p.leader in lost}
     if step.kind != BROKER_CHANGE or len(step_brokers(step)) < 2:
         return {}
     brokers = (*step_brokers(step), *sorted(step.shutting_down_before))
@@ -218,7 +242,7 @@ def leaders_before(ctx: ControllerContext, step: ClusterStep) -> dict[Part, int]
 def step_cause(step: ClusterStep, leaders: dict[Part, int]) -> Cause | Callable[[Part], Cause]:
     """The cause of the windows a step opens or closes (the rule in the module docstring)."""
     if step.kind == FAILOVER:
-        return ET.CONTROLLER_FAILOVER, step.broker if step.broker >= 0 else None
+        return failover_cause(step, leaders)
     if step.kind == SHUTDOWN:
         return ET.CONTROLLED_SHUTDOWN, step.broker
     brokers = step_brokers(step)
@@ -236,6 +260,25 @@ def step_cause(step: ClusterStep, leaders: dict[Part, int]) -> Cause | Callable[
             return of(leader)
         hosted = [b for b in brokers if b in part.replicas]
         return of(hosted[0] if hosted else brokers[0])
+
+    return per_part
+
+
+def failover_cause(step: ClusterStep,
+                   leaders: dict[Part, int]) -> Cause | Callable[[Part], Cause]:
+    """A failover's cause: per partition, the lost broker that led it, else the lowest
+    lost broker hosting a replica of it, else the new controller."""
+    controller: Cause = ET.CONTROLLER_FAILOVER, step.broker if step.broker >= 0 else None
+    lost = sorted(lost_at_failover(step))
+    if not lost:
+        return controller
+
+    def per_part(part: Part) -> Cause:
+        leader = leaders.get(part)
+        if leader is not None:
+            return ET.CONTROLLER_FAILOVER, leader
+        hosted = [b for b in lost if b in part.replicas]
+        return (ET.CONTROLLER_FAILOVER, hosted[0]) if hosted else controller
 
     return per_part
 

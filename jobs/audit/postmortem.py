@@ -2,18 +2,25 @@
 Spark, only the totals, the longest windows and the rollups collected.
 
 The windows of a run are the ones it closed (they may have opened in an earlier run) and
-the ones still open at its end; an open window counts up to the run's last event.
+the ones still open at its end. Each counts only its part inside the run's period, the one
+`run_summary` records (`period_start`, `period_end`, jobs/replay/rollup.py) and clipped by
+the same expression (`in_period_us`): from the previous committed run's last event to this
+run's, an open window up to that end. So the post-mortem's partition-seconds are the run
+summary's, and the post-mortems of the nights add up to one replay of them. A run written
+before `run_summary` kept its period counts whole windows, up to its last event.
 """
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import NamedTuple
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from jobs.audit.extract import AuditInputs, bounds_frame, seconds_between
+from jobs.audit.extract import AuditInputs, RunBounds
+from jobs.common.tables import read_table_or_empty
+from jobs.replay.rollup import in_period_us
 
 
 class OfflineWindow(NamedTuple):
@@ -35,25 +42,63 @@ class Rollup(NamedTuple):
     seconds: float
 
 
+class Period(NamedTuple):
+    """The part of the log one run covers for one cluster, in microseconds."""
+
+    start_us: int | None  # None: the log's start
+    end_us: int
+
+
 class ClusterPostMortem(NamedTuple):
     cluster: str
     partitions: int  # distinct partitions that were offline
     windows: int
     still_offline: int  # windows open at the end
-    seconds: float  # partition-seconds offline
-    last_ts: datetime
+    seconds: float  # partition-seconds offline inside the run's period
+    period_start: datetime | None  # None: the log's start
+    period_end: datetime
     longest: list[OfflineWindow]
     by_cause_broker: list[Rollup]
     by_topic: list[Rollup]
 
 
-def offline_windows(spark: SparkSession, inputs: AuditInputs) -> DataFrame:
-    """The run's offline windows with `duration` (open ones: up to the run's last event)."""
-    windows = inputs.windows.where(F.col("kind") == "offline") \
-        .join(bounds_frame(spark, inputs), "cluster")
-    open_seconds = seconds_between(F.col("start_ts"), F.col("last_ts"))
-    return windows.withColumn("duration", F.coalesce(F.col("seconds"), open_seconds,
-                                                     F.lit(0.0)))
+_EPOCH = datetime.fromtimestamp(0, UTC)
+_MICROSECOND = timedelta(microseconds=1)
+
+
+def _micros(t: datetime) -> int:
+    return (t - _EPOCH) // _MICROSECOND
+
+
+def _instant(us: int) -> datetime:
+    return _EPOCH + us * _MICROSECOND
+
+
+def run_periods(spark: SparkSession, tables_dir: str, run_id: str,
+                bounds: dict[str, RunBounds]) -> dict[str, Period]:
+    """Each cluster's period as the run's `run_summary` rows recorded it; without one (a
+    run written before they did), the log's start to the run's last event."""
+    recorded = {r["cluster"]: r for r in read_table_or_empty(spark, tables_dir, "run_summary")
+                .where((F.col("run_id") == run_id) & F.col("period_end").isNotNull())
+                .select("cluster", F.unix_micros("period_start").alias("start"),
+                        F.unix_micros("period_end").alias("end")).collect()}
+    periods = {c: Period(None, _micros(b.last_ts)) for c, b in bounds.items()}
+    periods.update({c: Period(r["start"], r["end"]) for c, r in recorded.items()})
+    return periods
+
+
+def offline_windows(spark: SparkSession, inputs: AuditInputs,
+                    periods: dict[str, Period]) -> DataFrame:
+    """The run's offline windows with `us`, their microseconds inside the run's period,
+    and `duration`, the same in seconds."""
+    frame = spark.createDataFrame(
+        [(c, p.start_us, p.end_us) for c, p in sorted(periods.items())] or [("", None, 0)],
+        "cluster string, period_start long, period_end long")
+    windows = inputs.windows.where(F.col("kind") == "offline").join(
+        F.broadcast(frame), "cluster", "left")
+    us = F.coalesce(in_period_us(F.unix_micros("start_ts"), F.unix_micros("end_ts"),
+                                 F.col("period_start"), F.col("period_end")), F.lit(0))
+    return windows.withColumn("us", us).withColumn("duration", us / F.lit(1_000_000.0))
 
 
 def _rollup(windows: DataFrame, key: str, top: int) -> dict[str, list[Rollup]]:
@@ -87,27 +132,30 @@ def _longest(windows: DataFrame, top: int) -> dict[str, list[OfflineWindow]]:
     return out
 
 
-def post_mortem(spark: SparkSession, inputs: AuditInputs, top: int) -> list[ClusterPostMortem]:
+def post_mortem(spark: SparkSession, inputs: AuditInputs, periods: dict[str, Period],
+                top: int) -> list[ClusterPostMortem]:
     """One post-mortem per cluster of the run (all zeros when nothing went offline)."""
-    windows = offline_windows(spark, inputs).cache()
+    windows = offline_windows(spark, inputs, periods).cache()
     totals = {r["cluster"]: r for r in windows.groupBy("cluster").agg(
         F.countDistinct("topic", "partition").alias("partitions"),
         F.count(F.lit(1)).alias("windows"),
         F.sum(F.when(F.col("end_seq").isNull(), 1).otherwise(0)).alias("still_offline"),
-        F.sum("duration").alias("seconds"),
+        F.sum("us").alias("us"),
     ).collect()}
     longest = _longest(windows, top)
     by_broker = _rollup(windows, "cause_broker", top)
     by_topic = _rollup(windows, "topic", top)
     windows.unpersist()
     result = []
-    for cluster, bounds in sorted(inputs.bounds.items()):
+    for cluster in sorted(inputs.bounds):
         t = totals.get(cluster)
+        period = periods[cluster]
         result.append(ClusterPostMortem(
             cluster, t["partitions"] if t else 0, t["windows"] if t else 0,
-            t["still_offline"] if t else 0, float(t["seconds"]) if t else 0.0,
-            bounds.last_ts, longest.get(cluster, []), by_broker.get(cluster, []),
-            by_topic.get(cluster, [])))
+            t["still_offline"] if t else 0, round(t["us"] / 1e6, 6) if t else 0.0,
+            None if period.start_us is None else _instant(period.start_us),
+            _instant(period.end_us),
+            longest.get(cluster, []), by_broker.get(cluster, []), by_topic.get(cluster, [])))
     return result
 
 
@@ -121,7 +169,7 @@ def _cause(window: OfflineWindow) -> str:
 
 
 def _rollup_lines(title: str, rollups: list[Rollup], prefix: str) -> list[str]:
-    lines = [f"  by {title}:"]
+    lines = [f"  by {title} (seconds in this run):"]
     lines += [f"    {prefix + r.key:<24} {r.windows:>5} window(s) {r.partitions:>5} partition(s)"
               f" {r.seconds:>12.1f} s" for r in rollups]
     return lines
@@ -132,18 +180,19 @@ def format_post_mortem(run_id: str, reports: list[ClusterPostMortem]) -> str:
     if not reports:
         lines.append("no events in the run")
     for pm in reports:
+        since = "the log's start" if pm.period_start is None else f"{_time(pm.period_start)} UTC"
         lines.append(
             f"cluster {pm.cluster}: {pm.partitions} partition(s) went offline in {pm.windows} "
-            f"window(s), {pm.seconds:.1f} partition-seconds offline, {pm.still_offline} "
-            f"still offline at the run's last event ({_time(pm.last_ts)} UTC)")
+            f"window(s), {pm.seconds:.1f} partition-seconds offline in this run (from {since} "
+            f"to {_time(pm.period_end)} UTC), {pm.still_offline} still offline at its end")
         if not pm.windows:
             continue
-        lines.append(f"  longest offline windows (top {len(pm.longest)}):")
+        lines.append(f"  longest offline windows in this run (top {len(pm.longest)}):")
         for w in pm.longest:
             end = _time(w.end_ts) if w.end_ts is not None else "still offline"
             name = f"{w.topic}-{w.partition}"
             lines.append(f"    {name:<24} {_time(w.start_ts)} -> {end:<19} "
-                         f"{w.seconds:>10.1f} s  {_cause(w)}")
+                         f"{w.seconds:>10.1f} s in this run  {_cause(w)}")
         lines += _rollup_lines("cause broker", pm.by_cause_broker, "broker ")
         lines += _rollup_lines("topic", pm.by_topic, "")
     return "\n".join(lines)

@@ -23,7 +23,12 @@ from jobs.audit.extract import AuditInputError, read_inputs
 from jobs.audit.load import write_checks
 from jobs.audit.observed import ObservedSnapshot, load_observed
 from jobs.audit.options import NEVER, AuditOptions, default_out
-from jobs.audit.postmortem import ClusterPostMortem, format_post_mortem, post_mortem
+from jobs.audit.postmortem import (
+    ClusterPostMortem,
+    format_post_mortem,
+    post_mortem,
+    run_periods,
+)
 from schemas.audit import SEVERITIES
 
 PASS, FAIL, ERROR = "PASS", "FAIL", "ERROR"
@@ -133,7 +138,8 @@ def _audit(spark: SparkSession, tables_dir: str, run_id: str,
         examples = format_examples(rows, counts)
     finally:
         rows.unpersist()
-    reports = post_mortem(spark, inputs, options.top)
+    periods = run_periods(spark, tables_dir, run_id, inputs.bounds)
+    reports = post_mortem(spark, inputs, periods, options.top)
     verdict, exit_code = verdict_of(counts, options.fail_on)
     report = "\n".join([format_post_mortem(run_id, reports), examples,
                         format_verdict(verdict, counts)])

@@ -2,10 +2,13 @@
 period, per topic and per cause broker, from the run's `partition_windows`.
 
 A run's period ends at the latest event time among the rows it read and starts where the previous
-committed run of the checkpoint ended (the whole log without a checkpoint). Each offline
-window counts the part of it inside the period, an open one up to the period's end: a
-broker that never comes back weighs what it cost so far, and the nightly runs of a week add
-up to one replay of the week, however the windows straddle the nights.
+committed run of the checkpoint ended (the whole log without a checkpoint); a cluster whose
+rows carried no time has an empty period at that start. Each offline window counts the part
+of it inside the period, an open one up to the period's end: a broker that never comes back
+weighs what it cost so far, and the nightly runs of a week add up to one replay of the
+week, however the windows straddle the nights. `run_summary` keeps the period
+(`period_start`, `period_end`), and the audit's post-mortem clips the windows to it with
+the same expression (`in_period_us`), so both give one figure per run.
 
 The period's start is kept in `<checkpoint>/runs/<run_id>/period.json`, written by the
 run's first attempt, so that a rerun of a killed run counts the same period.
@@ -39,6 +42,7 @@ class Rollup:
     seconds: float = 0.0
     by_topic: dict[str, float] = field(default_factory=dict)
     by_cause_broker: dict[str, float] = field(default_factory=dict)
+    period_start_us: int | None = None  # None: the log's start
 
 
 def period_starts(spark: SparkSession, ledger_dir: str,
@@ -59,9 +63,11 @@ def _us(column: str) -> Column:
 def offline_rollup(spark: SparkSession, out_dir: str, run_id: str,
                    starts: dict[str, int], ends: dict[str, int]) -> dict[str, Rollup]:
     """Per cluster, from its period's start (absent: the log's start) to its end (the
-    latest event time the run read). The run's windows are read with pyarrow on the driver
-    where it can open `out_dir` (no Spark job), else summed by Spark."""
-    rollups = {c: Rollup(t) for c, t in ends.items() if t >= 0}
+    latest event time the run read; none: the period is empty, or absent without a start).
+    The run's windows are read with pyarrow on the driver where it can open `out_dir` (no
+    Spark job), else summed by Spark."""
+    rollups = {c: Rollup(t if t >= 0 else starts[c], period_start_us=starts.get(c))
+               for c, t in ends.items() if t >= 0 or c in starts}
     if not rollups:
         return {}
     windows = arrow_windows(out_dir, run_id)
@@ -131,6 +137,16 @@ def window_sums(windows: list[Window], starts: dict[str, int],
     return [(attr, cluster, key, us) for (attr, cluster, key), us in sums.items()]
 
 
+def in_period_us(start_us: Column, end_us: Column, period_start_us: Column,
+                 period_end_us: Column) -> Column:
+    """`window_us` as a Spark expression (microsecond columns; a null period start: the
+    log's start): the one clipping of the run summary and the audit's post-mortem."""
+    return F.greatest(
+        F.least(F.coalesce(end_us, period_end_us), period_end_us)
+        - F.greatest(start_us, F.coalesce(period_start_us, start_us)),
+        F.lit(0))
+
+
 def spark_sums(spark: SparkSession, out_dir: str, run_id: str, starts: dict[str, int],
                rollups: dict[str, Rollup]) -> list[tuple[str, str, str, int]]:
     """`window_sums` with Spark, for an `out_dir` pyarrow cannot open."""
@@ -146,10 +162,8 @@ def spark_sums(spark: SparkSession, out_dir: str, run_id: str, starts: dict[str,
         .select(
             "cluster", "topic",
             F.coalesce(F.col("cause_broker").cast("string"), F.lit(NO_BROKER)).alias("broker"),
-            F.greatest(
-                F.least(F.coalesce(_us("end_ts"), F.col("period_end")), F.col("period_end"))
-                - F.greatest(_us("start_ts"), F.coalesce("period_start", _us("start_ts"))),
-                F.lit(0)).alias("us"),
+            in_period_us(_us("start_ts"), _us("end_ts"), F.col("period_start"),
+                         F.col("period_end")).alias("us"),
         )
     )
     out = []

@@ -45,7 +45,8 @@ def summary_batches(
             c.rows_read, c.rows_applied, c.rows_duplicate, c.rows_quarantined, c.rows_late,
             sorted(c.findings_by_kind.items()), sorted(c.partitions_by_state.items()),
             sorted(c.rows_written.items()), r.seconds, sorted(r.by_topic.items()),
-            sorted(r.by_cause_broker.items()), stage, *continuity(f), list(superseded),
+            sorted(r.by_cause_broker.items()), stage, r.period_start_us, r.period_end_us,
+            *continuity(f), list(superseded),
         )
         out.append(rows_to_record_batch("run_summary", cluster, run_id, [row]))
     return out

@@ -12,15 +12,16 @@ from pathlib import Path
 import pytest
 
 from schemas import event_types as ET
-from statemachine.cluster import ClusterTimeline, build_timeline
+from statemachine.cluster import FAILOVER, ClusterStep, ClusterTimeline, build_timeline
 from statemachine.context import ControllerContext, Outputs, ReplayConfig
 from statemachine.events import Event
 from statemachine.flows import apply_cluster_step, apply_event
-from statemachine.model import BucketState
+from statemachine.model import BucketState, Part
 from statemachine.replay import apply_order, replay
 from statemachine.rows import PartitionWindowRow
 from statemachine.states import PartitionState as P
-from tests.helpers.core import Log, replay_log, split
+from statemachine.windows import step_cause
+from tests.helpers.core import Log, final, replay_log, split
 
 SECOND = 1_000_000  # ts are microseconds
 
@@ -250,6 +251,91 @@ def test_several_brokers_failing_in_one_event_blame_the_lost_leader() -> None:
     assert [(w.partition, w.cause_event, w.cause_broker) for w in windows(out, "offline")] == [
         (0, ET.BROKER_FAILURE, 3), (1, ET.BROKER_FAILURE, 4), (2, ET.BROKER_FAILURE, 2)]
     assert all(w.start_seq == fail for w in out.partition_windows)
+
+
+# -- 6. the controller's broker dies: the failover names it ------------------------------------
+
+
+def test_the_dead_controller_broker_is_named_by_the_windows_its_failover_opens() -> None:
+    """Broker 1 is the controller and dies; broker 2 wins the election and reads brokers
+    [2, 3] from /brokers/ids. No BrokerChange ever reports 1: the failover is the event
+    that finds it gone, and 1, not the new controller, is the cause of what it led."""
+    log = Log(tick=SECOND)
+    log.failover(1, [1, 2, 3])
+    log.create("t", 0, [1])  # led by 1 alone: offline
+    log.create("t", 1, [1, 2])  # led by 1: the failover elects 2, ISR [2]
+    log.create("t", 2, [2, 1])  # led by 2, which survives: never offline
+    log.create("t", 3, [3])  # nothing on 1: no window
+    moved = log.failover(2, [2, 3])
+    _, out = replay_log(log)
+
+    assert [(w.partition, w.kind, w.start_seq, w.cause_event, w.cause_broker)
+            for w in out.partition_windows] == [
+        (0, "offline", moved, ET.CONTROLLER_FAILOVER, 1),
+        (0, "under_min_isr", moved, ET.CONTROLLER_FAILOVER, 1),
+        (1, "under_replicated", moved, ET.CONTROLLER_FAILOVER, 1),
+        # `ZkReplicaStateMachine.startup` moves the dead follower to OfflineReplica, which
+        # takes it out of the ISR: under-replicated, by the loss of its replica on 1.
+        (2, "under_replicated", moved, ET.CONTROLLER_FAILOVER, 1),
+    ]
+    assert (final(out, "t", 1).leader, final(out, "t", 1).isr) == (2, (2,))
+    assert (final(out, "t", 2).leader, final(out, "t", 2).isr) == (2, (2,))
+
+
+def test_brokers_lost_at_one_failover_are_named_per_partition() -> None:
+    """Brokers 1 (the controller) and 3 vanish at once: each window names the broker that
+    partition lost, its leader first."""
+    log = Log(tick=SECOND)
+    log.failover(1, [1, 2, 3, 4])
+    log.create("t", 0, [3, 1])  # leader 3, ISR [3, 1]: both lost, the leader is named
+    log.create("t", 1, [1, 3])  # leader 1
+    log.create("t", 2, [3, 4])  # leader 3; 4 takes over
+    log.create("t", 3, [4, 2])  # lost nothing
+    moved = log.failover(2, [2, 4])
+    _, out = replay_log(log)
+    assert sorted({(w.partition, w.start_seq, w.cause_event, w.cause_broker)
+                   for w in out.partition_windows}) == [
+        (0, moved, ET.CONTROLLER_FAILOVER, 3),
+        (1, moved, ET.CONTROLLER_FAILOVER, 1),
+        (2, moved, ET.CONTROLLER_FAILOVER, 3),
+    ]
+
+
+def test_a_failover_cause_without_a_lost_broker_is_the_new_controller() -> None:
+    """The rule's fallbacks, on the step itself: a replica lost while the leader survives,
+    a partition that lost nothing, and a failover that lost no broker (a controller move)."""
+    part = Part(0, "t")
+    part.replicas = (2, 1, 3)
+    lost = ClusterStep(9, None, FAILOVER, broker=2, live_before=frozenset({1, 2}),
+                       shutting_down_before=frozenset({3}), live_after=frozenset({2}))
+    cause = step_cause(lost, {})
+    assert callable(cause)
+    assert cause(part) == (ET.CONTROLLER_FAILOVER, 1)  # the lowest id of its lost replicas
+    other = Part(1, "t")
+    other.replicas = (2,)
+    assert cause(other) == (ET.CONTROLLER_FAILOVER, 2)
+    moved = ClusterStep(9, None, FAILOVER, broker=2, live_before=frozenset({1, 2}),
+                        live_after=frozenset({1, 2}))
+    assert step_cause(moved, {}) == (ET.CONTROLLER_FAILOVER, 2)
+
+
+def test_a_dead_controller_window_spanning_two_days_is_the_one_of_one_replay() -> None:
+    log = Log(tick=SECOND)
+    log.failover(1, [1, 2, 3])
+    log.create("t", 0, [1])
+    log.create("t", 1, [1, 2])
+    log.failover(2, [2, 3])
+    cut = log.seq
+    log.isr("t", 1, [2])
+    log.startup(1)
+    cluster, other = split(log.events)
+    _, one = replay(None, other, build_timeline(cluster))
+    s1, day1 = replay(None, [e for e in other if e.seq <= cut],
+                      build_timeline([e for e in cluster if e.seq <= cut]))
+    _, day2 = replay(BucketState.from_bytes(s1.to_bytes()),
+                     [e for e in other if e.seq > cut], build_timeline(cluster))
+    assert closed(day1) + closed(day2) + still_open(day2) == one.partition_windows
+    assert {w.cause_broker for w in one.partition_windows} == {1}
 
 
 def test_windows_of_a_topic_do_not_depend_on_the_other_topics_of_the_group() -> None:

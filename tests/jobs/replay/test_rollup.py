@@ -76,3 +76,17 @@ def test_a_run_without_windows_rolls_up_to_zero(spark: Any, tmp_path: Path,
     write_windows(out, "r0", [window("east", "a", "offline", 1, 2, 1)], "part-0.parquet")
     fast, slow = both(spark, out, "r1", {}, {"east": 5 * S}, monkeypatch)
     assert fast == slow == {"east": Rollup(5 * S)}
+
+
+def test_the_period_is_kept_and_a_cluster_without_times_has_an_empty_one(
+    spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`run_summary` records each cluster's period for the audit's post-mortem: a cluster
+    whose rows carried no time covers nothing, its open window included."""
+    out = tmp_path / "out"
+    write_windows(out, "r1", [window("east", "a", "offline", 50, None, 2)], "part-0.parquet")
+    fast, slow = both(spark, out, "r1", {"east": 100 * S, "west": 7 * S},
+                      {"east": -1, "west": 30 * S}, monkeypatch)
+    assert fast == slow
+    assert fast["east"] == Rollup(100 * S, 0.0, {"a": 0.0}, {"2": 0.0}, period_start_us=100 * S)
+    assert (fast["west"].period_start_us, fast["west"].period_end_us) == (7 * S, 30 * S)
