@@ -26,6 +26,7 @@ from urllib.parse import unquote
 from pyspark.sql import SparkSession
 
 from jobs.common.tables import delete_path, path_exists, read_text, rename_path, write_text
+from jobs.replay.logcheck import SeqFacts, facts_from_json, facts_to_json
 from jobs.replay.plausibility import Plausibility
 from jobs.replay.source import READ_OPTIONS, read_events
 from jobs.replay.timeline import LogScan, ScanContext, event_of, log_scan, scan_log
@@ -49,6 +50,10 @@ class History:
     # run's seqs must go on (a gap after it is missing events). Absent in a history written
     # before gaps were reported: `applied_through` stands in.
     seen_through: dict[str, int] = field(default_factory=dict)
+    # The run that saved it and the log facts of the files it scanned: a rerun of that run
+    # (killed before its marker) scans nothing new and reports the same facts.
+    run_id: str | None = None
+    run_facts: dict[str, SeqFacts] = field(default_factory=dict)
 
 
 def _path(checkpoint: str) -> str:
@@ -72,13 +77,15 @@ def load_history(spark: SparkSession, checkpoint: str, buckets: int) -> History 
     ends = {c: int(t) for c, t in saved.get("period_end", {}).items()}
     seen = {c: int(seq) for c, seq in saved.get("seen_through", {}).items()}
     return History(frozenset(saved["files"]), log_scan(saved["clusters"], events, buckets),
-                   applied, ends, seen)
+                   applied, ends, seen, saved.get("run_id"),
+                   facts_from_json(saved.get("run_facts", {})))
 
 
 def save_history(spark: SparkSession, checkpoint: str, files: list[str], scan: LogScan,
                  applied_through: dict[str, int],
                  period_end: dict[str, int] | None = None,
-                 seen_through: dict[str, int] | None = None) -> None:
+                 seen_through: dict[str, int] | None = None,
+                 run_id: str | None = None) -> None:
     """Replace the history (written aside, then renamed over the old one)."""
     text = json.dumps({
         "format": HISTORY_FORMAT,
@@ -89,6 +96,8 @@ def save_history(spark: SparkSession, checkpoint: str, files: list[str], scan: L
         "applied_through": dict(sorted(applied_through.items())),
         "period_end": dict(sorted((period_end or {}).items())),
         "seen_through": dict(sorted((seen_through or {}).items())),
+        "run_id": run_id,
+        "run_facts": facts_to_json(scan.facts),
     }, separators=(",", ":"))
     path = _path(checkpoint)
     write_text(spark, f"{path}.tmp", text + "\n")
@@ -113,7 +122,7 @@ def scan_with_history(
         return scan_log(read_events(spark, events_dir), buckets, ScanContext(rules)), len(files)
     new = [f for f in files if f not in history.files]
     if not new:
-        return history.scan, 0
+        return history.scan, 0  # a rerun of the saving run: the caller restores its facts
     seen = {**history.applied_through, **history.seen_through}
     context = ScanContext(rules, seen, history.applied_through)
     # `inputFiles()` gives URIs (a space is %20); the reader takes paths.

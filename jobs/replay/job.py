@@ -296,6 +296,10 @@ def timeline_stage(spark: SparkSession, s: Settings, seed: Seed | None = None) -
     log_files = input_files(spark, s.events)
     history = load_history(spark, s.checkpoint, s.buckets)
     scan, scanned = scan_with_history(spark, s.events, log_files, history, s.buckets, s.rules)
+    if not scanned and history is not None and history.run_id == s.run_id:
+        # This run saved the history, then was killed before its marker: its files are
+        # known, and so are the facts it found in them.
+        scan = dataclasses.replace(scan, facts=history.run_facts)
     if seed is not None:
         seed_clusters(scan, s)  # before anything is written
     timelines = build_timelines(scan)
@@ -421,7 +425,8 @@ def summary_stage(spark: SparkSession, s: Settings, timeline: TimelineStage,
     for cluster, f in facts.items():
         if f.seq_max is not None:
             seen[cluster] = max(seen.get(cluster, f.seq_max), f.seq_max, applied.get(cluster, -1))
-    save_history(spark, s.checkpoint, timeline.log_files, timeline.scan, applied, ends, seen)
+    save_history(spark, s.checkpoint, timeline.log_files, timeline.scan, applied, ends, seen,
+                 s.run_id)
     faults.reached("history_saved")
     write_text(spark, s.marker,
                json.dumps({"run_id": s.run_id, "batches": len(ledger.records)}) + "\n")

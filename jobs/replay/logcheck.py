@@ -15,7 +15,7 @@ the row validation (quarantined there).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 
 import numpy as np
 import pyarrow as pa
@@ -58,6 +58,19 @@ class SeqFacts:
     @property
     def missing(self) -> int:
         return sum(b - a + 1 for a, b in self.gaps)
+
+
+def facts_to_json(facts: dict[str, SeqFacts]) -> dict[str, dict[str, object]]:
+    return {c: asdict(f) for c, f in sorted(facts.items())}
+
+
+def facts_from_json(saved: dict[str, dict[str, object]]) -> dict[str, SeqFacts]:
+    """`facts_to_json` read back (JSON lists become the tuples of `SeqFacts`)."""
+    def thaw(value: object) -> object:
+        return tuple(thaw(v) for v in value) if isinstance(value, list) else value
+
+    return {c: SeqFacts(**{k: thaw(v) for k, v in f.items()})  # type: ignore[arg-type]
+            for c, f in saved.items()}
 
 
 def _as_text(column: pa.ChunkedArray | pa.Array) -> pa.Array:
