@@ -114,14 +114,22 @@ def _gaps(seqs: np.ndarray, previous: int | None) -> list[tuple[int, int]]:
     return out
 
 
-def _conflicts(rows: pa.Table) -> set[int]:
+def _per_seq(rows: pa.Table) -> pa.Table:
+    """One row per distinct seq, in seq order: how many event families it holds, and its
+    earliest and latest time (one pass: the log's distinct seqs come with it)."""
     families = pc.coalesce(
         pc.take(pa.array(list(FAMILY.values())),
                 pc.index_in(rows.column("event_type"), pa.array(list(FAMILY)))),
         rows.column("event_type"))
-    by_seq = pa.table({"seq": rows.column("seq"), "family": families}) \
-        .group_by("seq").aggregate([("family", "count_distinct")])
-    seqs = set(by_seq.filter(pc.greater(by_seq.column("family_count_distinct"), 1))
+    return pa.table({"seq": rows.column("seq"), "family": families,
+                     "ts_us": rows.column("ts_us")}) \
+        .group_by("seq").aggregate([("family", "count_distinct"), ("ts_us", "min"),
+                                    ("ts_us", "max")]).sort_by("seq")
+
+
+def _conflicts(rows: pa.Table, per_seq: pa.Table) -> set[int]:
+    """Seqs with two event families, or one scope with two contents."""
+    seqs = set(per_seq.filter(pc.greater(per_seq.column("family_count_distinct"), 1))
                .column("seq").to_pylist())
     by_scope = rows.group_by(list(SCOPE[1:])).aggregate([("fingerprint", "count_distinct")])
     seqs |= set(by_scope.filter(pc.greater(by_scope.column("fingerprint_count_distinct"), 1))
@@ -129,13 +137,12 @@ def _conflicts(rows: pa.Table) -> set[int]:
     return seqs
 
 
-def _ts_backwards(rows: pa.Table, tolerance_us: int) -> list[int]:
+def _ts_backwards(per_seq: pa.Table, tolerance_us: int) -> list[int]:
     """Seqs whose earliest time is more than `tolerance_us` before the latest time of an
-    earlier seq (the controller handles events in seq order, so time only moves on)."""
-    per_seq = rows.group_by("seq").aggregate([("ts_us", "min"), ("ts_us", "max")]) \
-        .sort_by("seq")
-    earliest = per_seq.column("ts_us_min").to_numpy(zero_copy_only=False)
-    latest = per_seq.column("ts_us_max").to_numpy(zero_copy_only=False)
+    earlier seq (the controller handles events in seq order, so time only moves on).
+    A seq without a time neither regresses nor moves time on."""
+    earliest = pc.fill_null(per_seq.column("ts_us_min"), np.iinfo(np.int64).max).to_numpy()
+    latest = pc.fill_null(per_seq.column("ts_us_max"), np.iinfo(np.int64).min).to_numpy()
     if earliest.size < 2:
         return []
     before = np.maximum.accumulate(latest)[:-1]
@@ -147,19 +154,19 @@ def cluster_facts(rows: pa.Table, previous: int | None, applied_through: int | N
                   tolerance_us: int) -> SeqFacts:
     """The facts of one cluster's narrow rows (`narrow`), given the highest seq the
     committed runs saw and applied."""
-    seqs = np.unique(rows.column("seq").to_numpy())
+    per_seq = _per_seq(rows)
+    seqs = per_seq.column("seq").to_numpy()
     if not seqs.size:
         return SeqFacts(previous_seq_max=previous)
     late = seqs[seqs <= applied_through] if applied_through is not None else seqs[:0]
     baseline = previous if previous is not None else applied_through
     beyond = seqs[seqs > baseline] if baseline is not None else seqs
-    valid_ts = rows.filter(pc.is_valid(rows.column("ts_us")))
-    backwards = _ts_backwards(valid_ts, tolerance_us)
+    backwards = _ts_backwards(per_seq, tolerance_us)
     return SeqFacts(
         seq_min=int(seqs[0]), seq_max=int(seqs[-1]), previous_seq_max=baseline,
         gaps=tuple(_gaps(beyond, baseline)),
         late=(int(late[0]), int(late[-1])) if late.size else None,
-        conflicting=tuple(sorted(_conflicts(rows))),
+        conflicting=tuple(sorted(_conflicts(rows, per_seq))),
         ts_backwards=tuple(backwards[:LISTED]), ts_backwards_count=len(backwards),
     )
 
@@ -168,8 +175,11 @@ def log_facts(rows: pa.Table, previous: dict[str, int], applied_through: dict[st
               tolerance_us: int) -> dict[str, SeqFacts]:
     """`cluster_facts` of every cluster of the narrow rows."""
     out = {}
-    for cluster in sorted(pc.unique(rows.column("cluster")).to_pylist()):
-        mine = rows.filter(pc.equal(rows.column("cluster"), cluster))
+    clusters = sorted(pc.unique(rows.column("cluster")).to_pylist())
+    for cluster in clusters:
+        # One cluster (the usual log) needs no copy of its rows.
+        mine = rows if len(clusters) == 1 else rows.filter(
+            pc.equal(rows.column("cluster"), cluster))
         out[cluster] = cluster_facts(mine, previous.get(cluster), applied_through.get(cluster),
                                      tolerance_us)
     return out
