@@ -34,6 +34,7 @@ from jobs.common.session import build_session, under_spark_submit
 from jobs.common.tables import path_exists, remove_scratch
 from jobs.replay.failures import nested_problem, out_problem, read_failure
 from jobs.replay.job import replay_config
+from jobs.replay.plausibility import Plausibility, rules_from_config
 from jobs.replay.source import EventSchemaError, NeedsSpark, check_event_files
 from jobs.whatif.facts import LogError, LogFacts, facts_from_arrow, facts_from_spark
 from jobs.whatif.impact import impact_stage
@@ -65,6 +66,7 @@ class Settings:
     baseline: str | None  # an existing replay output of the same log
     spark_conf: Path | None
     master: str | None
+    rules: Plausibility = Plausibility()  # the replay's, so the baseline is the replay's
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -97,6 +99,7 @@ def read_settings(argv: list[str] | None) -> Settings:
         buckets=int(args.buckets or cfg["buckets"]), config=replay_config(cfg, args.kafka_version),
         max_file_age=str(cfg["max_file_age"]), baseline=args.baseline,
         spark_conf=spark_conf, master=args.master,
+        rules=rules_from_config(cfg, datetime.now(UTC)),
     )
 
 
@@ -130,7 +133,7 @@ def run_with_session(spark: SparkSession, s: Settings, plans: list[VariantPlan],
         return error(f"--baseline {s.baseline} holds no replay output (no partition_states)")
     started = time.perf_counter()
     staging = replay_variants(spark, s.events, s.run_id, s.buckets, s.max_file_age, plans,
-                              checkpoint, log)
+                              checkpoint, log, s.rules)
     log(f"replay: {len(plans)} variant(s) in {time.perf_counter() - started:.1f}s")
     publish(spark, staging, s.out, s.run_id, s.baseline)
     impact_stage(spark, s.out, s.run_id, plans, facts)

@@ -21,12 +21,20 @@ from jobs.replay.codec import rows_to_record_batch
 from jobs.replay.group import make_replay_fn
 from jobs.replay.keying import key_events, key_wake_rows
 from jobs.replay.ledger import RunLedger
+from jobs.replay.plausibility import Plausibility
 from jobs.replay.query import start_replay_query
 from jobs.replay.rollup import offline_rollup
 from jobs.replay.sink import BatchSink
 from jobs.replay.source import read_events, stream_events
 from jobs.replay.summary import summary_batches
-from jobs.replay.timeline import LogScan, build_timelines, horizon, scan_log, timeline_rows
+from jobs.replay.timeline import (
+    LogScan,
+    ScanContext,
+    build_timelines,
+    horizon,
+    scan_log,
+    timeline_rows,
+)
 from jobs.whatif.edits import (
     edit_events,
     variant_configs,
@@ -70,17 +78,19 @@ def edited_stream(spark: SparkSession, events_dir: str, max_file_age: str,
 
 def replay_variants(spark: SparkSession, events_dir: str, run_id: str, buckets: int,
                     max_file_age: str, plans: list[VariantPlan], checkpoint: str,
-                    log: Callable[[str], None]) -> str:
-    """Replay every variant; returns the staging directory of the tables."""
+                    log: Callable[[str], None], rules: Plausibility | None = None) -> str:
+    """Replay every variant; returns the staging directory of the tables. The log's rows
+    are judged by the replay's plausibility `rules`, so the baseline is the replay's."""
     started_at = datetime.now(UTC)
-    scan = scan_log(read_events(spark, events_dir), buckets)
+    scan = scan_log(read_events(spark, events_dir), buckets, ScanContext(rules))
     clusters = sorted(scan.buckets)
     variants = variant_scan(scan, plans, buckets)
     timelines = build_timelines(variants)
     staging = f"{checkpoint}/tables"
     write_timelines(spark, timelines, staging, run_id)
+    judged = rules.with_conflicts(scan.facts) if rules is not None else None
     rows = key_events(edited_stream(spark, events_dir, max_file_age, plans, clusters,
-                                    checkpoint), buckets)
+                                    checkpoint), buckets, judged)
     if timelines:
         write_wake_rows(spark, variants, run_id, f"{checkpoint}/wake")
         wake = spark.readStream.schema(WAKE_SCHEMA).parquet(f"{checkpoint}/wake")

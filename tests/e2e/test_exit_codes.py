@@ -69,3 +69,25 @@ def test_sigterm_leaves_nothing_outside_out(tmp_path: Path) -> None:
     assert "stopped by SIGTERM" in err
     assert not (out / "_scratch").exists()
     assert set(Path(tempfile.gettempdir()).glob("replay-checkpoint-*")) == before
+
+
+def test_a_whatif_stopped_by_sigterm_leaves_nothing_outside_out(tmp_path: Path) -> None:
+    events, out = tmp_path / "events", tmp_path / "out"
+    sim = subprocess.run([sys.executable, "-m", "jobs.sim", "--out", str(events), "--preset",
+                          "sample"], cwd=ROOT, env=environment(), capture_output=True, timeout=120)
+    assert sim.returncode == 0
+    before = set(Path(tempfile.gettempdir()).glob("whatif-checkpoint-*"))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "jobs.whatif", "--events", str(events), "--out", str(out),
+         "--scenario", str(ROOT / "conf" / "scenarios" / "sample-sweep.toml")],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=environment())
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        if "variant(s) to replay" in line:
+            break
+    time.sleep(8)  # into the replay of the variants: the scratch checkpoint exists
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 128 + signal.SIGTERM, err[-2000:]
+    assert not (out / "_scratch").exists()
+    assert set(Path(tempfile.gettempdir()).glob("whatif-checkpoint-*")) == before
