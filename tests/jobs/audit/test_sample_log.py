@@ -105,3 +105,21 @@ def test_windows_reconcile_with_state_changes(runs: dict[str, Any],
         .subtract(re_elected).subtract(covered("deleting"))
     assert offline.count() > 0
     assert unexplained.collect() == []
+
+
+def test_each_runs_post_mortem_counts_what_its_run_summary_counts(
+    runs: dict[str, Any], spark: SparkSession
+) -> None:
+    """Windows straddle the cuts; each run's post-mortem counts only its part of them, as
+    `run_summary` does, per run and per cause broker."""
+    summaries = {r["run_id"]: r for r in read_table(spark, str(runs["out"]), "run_summary")
+                 .collect()}
+    for run_id, result in runs["results"].items():
+        [pm] = result.post_mortem
+        row = summaries[run_id]
+        assert pm.seconds == pytest.approx(row["offline_partition_seconds"], abs=1e-3), run_id
+        by_broker = dict(row["offline_seconds_by_cause_broker"])
+        for r in pm.by_cause_broker:  # `unknown` here is `none` there: no broker
+            key = "none" if r.key == "unknown" else r.key
+            assert r.seconds == pytest.approx(by_broker[key], abs=1e-3), (run_id, r.key)
+    assert sum(row["offline_partition_seconds"] for row in summaries.values()) > 0
