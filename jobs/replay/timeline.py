@@ -136,12 +136,14 @@ def valid_timeline_events(rows: DataFrame, rules: Plausibility | None = None
     return out
 
 
-def spark_scan(events: DataFrame, buckets: int, context: ScanContext) -> LogScan:
+def spark_scan(events: DataFrame, buckets: int, context: ScanContext | None = None
+               ) -> LogScan:
     """`scan_log` with Spark: two narrow passes over the log, and the rows' scopes
     collected for the log's facts (a file system pyarrow cannot open)."""
     normalised = events.withColumn(
         "cluster", F.coalesce(F.col("cluster"), F.lit(ET.DEFAULT_CLUSTER))
     )
+    context = context or ScanContext()
     facts = context.facts_of(narrow(events.toArrow()))
     rules = context.judged(facts)
     clusters = sorted(r["cluster"] for r in normalised.select("cluster").distinct().collect())
