@@ -49,7 +49,8 @@ CLUSTER_GAUGES: tuple[tuple[str, str, str], ...] = (
     ("offline_partition_seconds", "offline_partition_seconds",
      "Partition-seconds offline in the run's period"),
     ("late_rows", "rows_late", "Rows at or below what earlier runs applied (not applied)"),
-    ("seq_gaps", "missing_seqs", "Seqs missing between the run's first and last seq"),
+    ("seq_gaps", "missing_seqs",
+     "Seqs that never arrived, within the run and since the last committed run"),
 )
 
 
