@@ -17,6 +17,7 @@ import contextlib
 import os
 import re
 import shutil
+import time
 import uuid
 from urllib.parse import quote, urlsplit
 
@@ -73,14 +74,21 @@ def scratch_path(out: str, prefix: str) -> str:
     return f"{out.rstrip('/')}/{SCRATCH_DIR}/{prefix}{uuid.uuid4().hex[:12]}"
 
 
-def remove_local_scratch(path: str) -> bool:
+def remove_local_scratch(path: str, settle: bool = False) -> bool:
     """Remove a scratch directory on the local file system (and `_scratch/` once empty);
-    False when `path` is not local (the caller deletes it through Hadoop)."""
+    False when `path` is not local (the caller deletes it through Hadoop). `settle`: a
+    query was stopped mid-run, look again after a moment."""
     opened = arrow_filesystem(path) if scheme_of(path) in ("", "file") else None
     if opened is None:
         return False
     local = opened[1]
-    shutil.rmtree(local, ignore_errors=True)
-    with contextlib.suppress(OSError):
-        os.rmdir(os.path.dirname(local))  # only when no other run's scratch is there
+    # A task cancelled by a signal may still write a state file or two after its query
+    # stopped (cancellation is asynchronous): look again after a moment.
+    for pause in (0.0, 0.5, 1.5) if settle else (0.0,):
+        time.sleep(pause)
+        shutil.rmtree(local, ignore_errors=True)
+        with contextlib.suppress(OSError):
+            os.rmdir(os.path.dirname(local))  # only when no other run's scratch is there
+        if pause and not os.path.exists(local):
+            break
     return True

@@ -9,6 +9,7 @@ no file at all cannot be read without a schema).
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 import pyarrow as pa
@@ -38,8 +39,16 @@ def delete_path(spark: SparkSession, path: str) -> None:
 
 
 def remove_scratch(spark: SparkSession | None, path: str) -> None:
-    """Remove a scratch directory (`jobs.common.paths.scratch_path`) wherever it is."""
-    if not remove_local_scratch(path) and spark is not None:
+    """Remove a scratch directory (`jobs.common.paths.scratch_path`) wherever it is. A
+    streaming query still running (a signal stopped the command mid-run) is stopped first:
+    its threads would go on writing into the checkpoint being removed."""
+    stopped = False
+    if spark is not None:
+        with contextlib.suppress(Exception):  # the interrupted call may have broken py4j
+            for query in spark.streams.active:
+                stopped = True
+                query.stop()
+    if not remove_local_scratch(path, settle=stopped) and spark is not None:
         delete_path(spark, path)
 
 
