@@ -119,7 +119,7 @@ def _step(ax: Axes, series: StepSeries, span: TimeRange) -> None:
                              else [0]]).astype(np.int64)
     ax.step(_times(times), counts, where="post", color=colour, linestyle=style,
             linewidth=width, zorder=2 + list(KIND_STYLE).index(series.kind),
-            label=f"{label} (peak {series.peak:,})")
+            gid=f"series-{series.kind}", label=f"{label} (peak {series.peak:,})")
 
 
 def _date_numbers(micros: np.ndarray) -> np.ndarray:
@@ -137,9 +137,9 @@ def _marker_times(events: list[AxisEvent], kind: str, span: TimeRange) -> tuple[
     return len(times), _date_numbers(span.start + slices * length // MARKER_SLICES)
 
 
-def _markers(ax: Axes, events: list[AxisEvent], span: TimeRange, symbols: bool) -> None:
+def _markers(ax: Axes, events: list[AxisEvent], span: TimeRange, panel: int) -> None:
     """One line per kind of event, through every event of that kind (one SVG path however
-    many events), and with `symbols` a row of that kind's symbol above the data; events
+    many events), and in the upper panel (0) a row of that kind's symbol above the data; events
     closer than one of MARKER_SLICES of the span share a line and a symbol."""
     for order, (kind, (colour, style, marker, _)) in enumerate(EVENT_STYLE.items()):
         found, drawn = _marker_times(events, kind, span)
@@ -149,12 +149,12 @@ def _markers(ax: Axes, events: list[AxisEvent], span: TimeRange, symbols: bool) 
         ys = np.tile([0.0, 1.0, np.nan], len(drawn))
         xs[2::3] = np.nan
         ax.plot(xs, ys, transform=ax.get_xaxis_transform(), color=colour, linestyle=style,
-                linewidth=1.0, alpha=0.8, zorder=5 + order)
-        if symbols:
+                linewidth=1.0, alpha=0.8, zorder=5 + order, gid=f"events-{panel}-{kind}")
+        if panel == 0:
             ax.plot(drawn, np.full(len(drawn), SYMBOL_ROWS[kind]),
                     transform=ax.get_xaxis_transform(), linestyle="none", marker=marker,
                     markersize=5, color=colour, markeredgewidth=1.2, zorder=9 + order,
-                    clip_on=False)
+                    clip_on=False, gid=f"symbols-{kind}")
 
 
 def _legend_handles(series: list[StepSeries], events: list[AxisEvent],
@@ -189,12 +189,12 @@ def windows_figure(series: list[StepSeries], events: list[AxisEvent], span: Time
     with _style():
         fig = _figure(6.4)
         axes = fig.subplots(2, 1, sharex=True, height_ratios=(3, 2))
-        for ax, (kinds, title, ylabel) in zip(axes, PANELS, strict=True):
+        for panel, (ax, (kinds, title, ylabel)) in enumerate(zip(axes, PANELS, strict=True)):
             for kind in kinds:
                 if kind in by_kind:
                     _step(ax, by_kind[kind], span)
-            upper = ax is axes[0]
-            _markers(ax, events, span, symbols=upper)
+            upper = panel == 0
+            _markers(ax, events, span, panel)
             ax.set_title(title, loc="left", fontsize=11, fontweight="bold")
             ax.set_ylabel(ylabel)
             peak = max([by_kind[k].peak for k in kinds if k in by_kind] + [1])
