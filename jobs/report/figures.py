@@ -23,7 +23,7 @@ from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.lines import Line2D  # noqa: E402
 from matplotlib.patches import PathPatch  # noqa: E402
 from matplotlib.path import Path as MplPath  # noqa: E402
-from matplotlib.ticker import MaxNLocator  # noqa: E402
+from matplotlib.ticker import MaxNLocator, StrMethodFormatter  # noqa: E402
 
 from jobs.report.activity import REQUEST_TYPES, RequestRow  # noqa: E402
 from jobs.report.brokers import (  # noqa: E402
@@ -327,6 +327,8 @@ def whatif_figure(variants: list[Variant]) -> str:
             ax.scatter(baseline, range(len(variants)), marker="|", s=260, color="black",
                        label="baseline", zorder=3)
             ax.set_xlabel(title)
+            if max([*value, *baseline, 0]) >= 10:  # no "1e8" offset: whole numbers, commas
+                ax.xaxis.set_major_formatter(StrMethodFormatter("{x:,.0f}"))
         panels[0].set_yticks(range(len(variants)), labels)
         panels[0].set_ylim(len(variants) - 0.5, -0.5)
         panels[0].legend(loc="lower left", bbox_to_anchor=(0.0, 1.0), frameon=False)
