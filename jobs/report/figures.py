@@ -317,10 +317,12 @@ def whatif_figure(variants: list[Variant]) -> str:
         height = 1.3 + 0.3 * max(len(variants), 1)
         fig = _figure(height)
         panels = fig.subplots(1, 2, sharey=True)
-        values = (([v.offline_seconds for v in variants],
+        values: tuple[tuple[list[float], list[float], str], ...] = (
+                  ([v.offline_seconds for v in variants],
                    [v.baseline_offline_seconds for v in variants], "offline partition-seconds"),
-                  ([v.unclean_elections for v in variants],
-                   [v.baseline_unclean_elections for v in variants], "unclean elections"))
+                  ([float(v.unclean_elections) for v in variants],
+                   [float(v.baseline_unclean_elections) for v in variants],
+                   "unclean elections"))
         for ax, (value, baseline, title), colour in zip(panels, values, ("#c62828", "#6a1b9a"),
                                                         strict=True):
             ax.barh(range(len(variants)), value, color=colour, height=0.6)
