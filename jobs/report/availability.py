@@ -9,6 +9,7 @@ from typing import NamedTuple
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from jobs.report.formats import seconds as seconds_text
 from jobs.report.tables import microseconds, open_table, read
 from jobs.report.timeline import TimeRange
 
@@ -42,6 +43,15 @@ class WindowRow(NamedTuple):
     seconds: float
     cause: str
     end_event: str
+
+
+class OfflineAtEnd(NamedTuple):
+    """Partitions in OfflinePartition when the run ended (None: the run recorded no
+    partition state) and the earliest start of the offline windows still open."""
+
+    partitions: int | None
+    since: int | None
+    open_windows: int
 
 
 class Availability(NamedTuple):
@@ -86,7 +96,7 @@ def _causes(offline: pa.Table, keys: list[str], limit: int = 3) -> dict[tuple[ob
     for row in grouped.to_pylist():
         entry = found.setdefault(tuple(row[k] for k in keys), [])
         if len(entry) < limit:
-            entry.append(f"{row['cause']} ({row['effective_seconds_sum']:,.1f} s)")
+            entry.append(f"{row['cause']} ({seconds_text(row['effective_seconds_sum'])} s)")
     return {k: "; ".join(v) for k, v in found.items()}
 
 
@@ -130,3 +140,30 @@ def availability(tables_dir: Path, run_id: str, span: TimeRange, limit: int) -> 
     total = pc.sum(offline.column("effective_seconds")).as_py() or 0.0
     return Availability(offline.num_rows, float(total), worst_topics(offline, limit),
                         worst_partitions(offline, limit), worst_windows(offline, limit))
+
+
+OFFLINE_STATE = "OfflinePartition"
+
+
+def _offline_partitions(tables_dir: Path, run_id: str) -> int | None:
+    """OfflinePartition partitions after the run: run_summary's `partitions_by_state`
+    summed over clusters, else the run's `partition_states` rows (the full state)."""
+    summary = read(open_table(tables_dir, "run_summary"), run_id, ["partitions_by_state"])
+    maps = [m for m in summary.column("partitions_by_state").to_pylist() if m is not None]
+    if maps:
+        return sum(int(dict(m).get(OFFLINE_STATE) or 0) for m in maps)
+    if not (tables_dir / "partition_states").is_dir():
+        return None
+    states = read(open_table(tables_dir, "partition_states"), run_id, ["state"],
+                  pc.field("state") == OFFLINE_STATE)
+    return int(states.num_rows)
+
+
+def offline_at_end(tables_dir: Path, run_id: str) -> OfflineAtEnd:
+    """The header's "offline at end of run": how many, and since when (the earliest
+    `start_ts` of the offline windows the run left open, `end_seq` null)."""
+    still_open = read(open_table(tables_dir, "partition_windows"), run_id, ["start_ts"],
+                      (pc.field("kind") == "offline") & pc.field("end_seq").is_null())
+    since = pc.min(microseconds(still_open.column("start_ts"))).as_py()
+    return OfflineAtEnd(_offline_partitions(tables_dir, run_id),
+                        None if since is None else int(since), still_open.num_rows)

@@ -1,6 +1,7 @@
-"""Brokers on the time axis: one lane per broker (live / shutting down / dead) and the
-events marked on the axis (broker failures, startups, controlled shutdowns from
-`broker_timeline`'s transitions; controller failovers from `controller_timeline`)."""
+"""Brokers on the time axis: one lane per broker (live / shutting down / dead), a lane of
+who was the controller (`controller_timeline`), and the events marked on the axis (broker
+failures, startups, controlled shutdowns from `broker_timeline`'s transitions; controller
+elections from `controller_timeline`)."""
 
 from __future__ import annotations
 
@@ -89,19 +90,83 @@ def broker_events(intervals: list[Interval]) -> list[AxisEvent]:
     return sorted(events)
 
 
-def controller_events(tables_dir: Path, run_id: str) -> list[AxisEvent]:
+class Election(NamedTuple):
+    cluster: str
+    controller_id: int | None
+    epoch: int | None
+    seq: int
+    ts: int
+
+
+class ControllerBar(NamedTuple):
+    """One controller's term, as drawn: from its election to the next (or the log's end)."""
+
+    controller_id: int | None
+    epoch: int | None
+    start: int
+    end: int
+
+
+class ControllerLane(NamedTuple):
+    label: str
+    bars: tuple[ControllerBar, ...]
+
+
+def read_elections(tables_dir: Path, run_id: str) -> list[Election]:
+    """controller_timeline's rows (one per election), per cluster in event order."""
     table = read(
         open_table(tables_dir, "controller_timeline"), run_id,
-        ["cluster", "controller_id", "controller_epoch", "ts"],
+        ["cluster", "controller_id", "controller_epoch", "seq", "ts"],
     )
     rows = zip(
-        table.column("controller_id").to_pylist(), table.column("controller_epoch").to_pylist(),
+        table.column("cluster").to_pylist(), table.column("controller_id").to_pylist(),
+        table.column("controller_epoch").to_pylist(), table.column("seq").to_pylist(),
         microseconds(table.column("ts")).to_pylist(), strict=True,
     )
+    return sorted((Election(str(c), cid, epoch, int(seq), int(ts))
+                   for c, cid, epoch, seq, ts in rows),
+                  key=lambda e: (e.cluster, e.seq, e.ts))
+
+
+def controller_events(elections: list[Election]) -> list[AxisEvent]:
     return sorted(
-        AxisEvent(int(ts), "controller_failover", f"controller {cid} (epoch {epoch})")
-        for cid, epoch, ts in rows
+        AxisEvent(e.ts, "controller_failover", f"controller {e.controller_id} (epoch {e.epoch})")
+        for e in elections
     )
+
+
+def controller_lanes(elections: list[Election], span: TimeRange,
+                     width: int) -> list[ControllerLane]:
+    """One lane per cluster: which broker was the controller when. The span is cut into
+    `width` slices; each shows the controller in office at its end (one elected inside a
+    slice wins it), so a lane has at most `width` bars however many elections."""
+    clusters = sorted({e.cluster for e in elections})
+    length = max(span.end - span.start, 1)
+    ends = span.start + (np.arange(1, width + 1, dtype=np.int64) * length) // width
+    lanes = []
+    for cluster in clusters:
+        terms = [e for e in elections if e.cluster == cluster]
+        # Event order is the truth; a clock that steps back counts at its latest time so far.
+        times = np.maximum.accumulate(np.array([e.ts for e in terms], dtype=np.int64))
+        in_office = np.searchsorted(times, ends, side="right") - 1
+        bars = []
+        for first, last in _runs(in_office):
+            if in_office[first] < 0:
+                continue
+            term = terms[int(in_office[first])]
+            start = span.start if first == 0 else int(ends[first - 1])
+            bars.append(ControllerBar(term.controller_id, term.epoch, start, int(ends[last])))
+        label = "controller" if len(clusters) == 1 else f"{cluster} · controller"
+        lanes.append(ControllerLane(label, tuple(bars)))
+    return lanes
+
+
+def _runs(values: np.ndarray) -> list[tuple[int, int]]:
+    """(first, last) index of each run of equal values."""
+    cuts = np.flatnonzero(np.diff(values)) + 1
+    starts = np.concatenate([[0], cuts]).astype(int)
+    ends = np.concatenate([cuts - 1, [len(values) - 1]]).astype(int)
+    return list(zip(starts.tolist(), ends.tolist(), strict=True))
 
 
 def _pixels(lane: list[Interval], span: TimeRange, width: int) -> np.ndarray:

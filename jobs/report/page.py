@@ -11,8 +11,9 @@ from typing import Any, NamedTuple
 import jinja2
 from markupsafe import Markup
 
+from jobs.report import formats
 from jobs.report.activity import REQUEST_TYPES, Group, RequestRow, Summary
-from jobs.report.availability import Availability
+from jobs.report.availability import Availability, OfflineAtEnd
 from jobs.report.timeline import StepSeries, TimeRange
 from jobs.report.whatif import WhatIf
 
@@ -27,6 +28,7 @@ class Figures(NamedTuple):
 class Page(NamedTuple):
     run_id: str
     summary: Summary
+    offline_at_end: OfflineAtEnd
     span: TimeRange
     series: list[StepSeries]
     broker_events: int
@@ -57,7 +59,7 @@ def cell(value: Any) -> str:
         return utc(int((moment - dt.datetime(1970, 1, 1, tzinfo=dt.UTC)) // dt.timedelta(
             microseconds=1)))
     if isinstance(value, float):
-        return f"{value:,.3f}"
+        return formats.seconds(value)  # the only floats the tables hold are seconds
     return str(value)
 
 
@@ -72,9 +74,12 @@ def _environment() -> jinja2.Environment:
     )
     env.filters["utc"] = utc
     env.filters["cell"] = cell
-    env.filters["int"] = lambda n: f"{int(n):,}"
-    env.filters["seconds"] = lambda s: f"{float(s):,.1f}"
-    env.filters["exact"] = lambda s: f"{float(s):.3f}"
+    env.filters["int"] = formats.count
+    env.filters["count"] = formats.count
+    env.filters["signed_count"] = formats.signed_count
+    env.filters["seconds"] = formats.seconds
+    env.filters["signed_seconds"] = formats.signed_seconds
+    env.filters["exact"] = formats.exact
     return env
 
 

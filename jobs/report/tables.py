@@ -115,3 +115,43 @@ def newest_run_id(run_summary: ds.Dataset) -> str:
 def microseconds(column: pa.ChunkedArray | pa.Array) -> pa.ChunkedArray | pa.Array:
     """A timestamp column as int64 microseconds since the epoch (nulls kept)."""
     return pc.cast(pc.cast(column, pa.timestamp("us"), safe=False), pa.int64())
+
+
+def refuse_variants(root: Path, names: Sequence[str], flag: str, hint: str) -> None:
+    """ReportInputError when a table under `root` has a `variant` column: a what-if output
+    (`jobs.whatif` writes every replay table once per variant), whose rows the page would
+    add up as one cluster, so an outage of one variant would read as the cluster's."""
+    for name in names:
+        if (root / name).is_dir() and "variant" in open_table(root, name).schema.names:
+            raise ReportInputError(
+                f"{flag} {root} is a what-if output (table {name!r} has a 'variant' column); "
+                f"{hint}")
+
+
+def _finished_at(root: Path) -> dict[str, int]:
+    """Each run's latest `finished_at` in `root`'s run_summary (none if it has none)."""
+    if not (root / "run_summary").is_dir():
+        return {}
+    table = open_table(root, "run_summary").to_table(columns=["run_id", "finished_at"])
+    table = table.filter(pc.is_valid(table.column("finished_at")))
+    latest = pa.table({"run_id": table.column("run_id"),
+                       "at": microseconds(table.column("finished_at"))})
+    latest = latest.group_by(["run_id"]).aggregate([("at", "max")])
+    return dict(zip(latest.column("run_id").to_pylist(), latest.column("at_max").to_pylist(),
+                    strict=True))
+
+
+def latest_run_id(root: Path, name: str) -> str:
+    """The run of table `name` that finished last by `root`'s run_summary; a run with no
+    summary row ranks by when its files were written (ties: the greatest run id)."""
+    dataset = open_table(root, name)
+    written: dict[str, int] = {}
+    for fragment in dataset.get_fragments():
+        keys = ds.get_partition_keys(fragment.partition_expression)
+        run = str(keys.get("run_id"))
+        written[run] = max(written.get(run, 0), Path(fragment.path).stat().st_mtime_ns)
+    if not written:
+        raise ReportInputError(f"{root / name} holds no run")
+    finished = _finished_at(root)
+    return max(written, key=lambda run: (run in finished, finished.get(run, 0),
+                                         written[run], run))

@@ -33,6 +33,7 @@ class Variant(NamedTuple):
 
 
 class WhatIf(NamedTuple):
+    run_id: str
     variants: list[Variant]
     diff_rows: int
     diff_by_variant: dict[str, int]
@@ -58,7 +59,7 @@ def whatif(whatif_dir: Path, run_id: str, limit: int) -> WhatIf:
     diff = open_table(whatif_dir, "whatif_partition_diff")
     counts = grouped_count(scanner(diff, run_id, ["variant"]), ["variant"]).to_pylist()
     by_variant = {str(r["variant"]): int(r["rows"]) for r in counts}
-    return WhatIf(variants, sum(by_variant.values()), dict(sorted(by_variant.items())),
+    return WhatIf(run_id, variants, sum(by_variant.values()), dict(sorted(by_variant.items())),
                   _first_diffs(diff, run_id, [v.name for v in variants], limit))
 
 

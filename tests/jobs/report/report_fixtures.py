@@ -112,7 +112,9 @@ def _summary(run_id: str, finished: dt.datetime) -> dict[str, Any]:
     return {"cluster": "default", "started_at": finished - dt.timedelta(minutes=1),
             "finished_at": finished, "buckets": 2, "batches": 1, "rows_read": 40,
             "rows_applied": 37, "rows_duplicate": 1, "rows_quarantined": 2, "rows_late": 0,
-            "findings_by_kind": [("election_failed", 2)]}
+            "findings_by_kind": [("election_failed", 2)],
+            # clicks-0's offline window is still open at the end (see _windows).
+            "partitions_by_state": [("OfflinePartition", 1), ("OnlinePartition", 5)]}
 
 
 def small_tables(root: Path) -> Path:
@@ -157,3 +159,34 @@ def run_chromium(profile: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
 
 
+
+
+def impact_row(variant: str, rank: int, seconds: float, unclean: int,
+               cluster: str = "default") -> dict[str, Any]:
+    """A whatif_impact row against a baseline of 34 offline partition-seconds and one
+    unclean election."""
+    return {"cluster": cluster, "variant": variant, "rank": rank,
+            "offline_partition_seconds": seconds, "unclean_elections": unclean,
+            "max_partitions_offline_at_once": 2 * rank, "partitions_offline_at_end": rank - 1,
+            "under_min_isr_partition_seconds": seconds / 2,
+            "offline_partition_seconds_vs_baseline": seconds - 34.0,
+            "unclean_elections_vs_baseline": unclean - 1}
+
+
+def whatif_output(root: Path, run_id: str, rows: list[dict[str, Any]],
+                  finished: dt.datetime | None = None) -> Path:
+    """A what-if's --out holding run `run_id`: whatif_impact, an empty whatif_partition_diff
+    and, when `finished` is given, run_summary rows (one per variant, with `variant`, as
+    `jobs.whatif` writes every replay table)."""
+    write_table(root, "whatif_impact", rows, run_id, WHATIF_IMPACT)
+    write_table(root, "whatif_partition_diff", [], run_id, WHATIF_PARTITION_DIFF)
+    if finished is not None:
+        summary = [{**_summary(run_id, finished), "variant": r["variant"]} for r in rows]
+        write_table(root, "run_summary", summary, run_id, with_variant("run_summary"))
+    return root
+
+
+def with_variant(name: str) -> pa.Schema:
+    """A replay table's Arrow schema with the what-if's `variant` column after `cluster`."""
+    fields = list(arrow_schema(TABLES[name]))
+    return pa.schema([fields[0], pa.field("variant", pa.string()), *fields[1:]])

@@ -58,6 +58,18 @@ def test_worst_topics_equal_pandas(sample_tables: Path, page: Path) -> None:
     assert got == want
 
 
+def test_offline_at_end_equals_run_summary(sample_tables: Path, page: Path) -> None:
+    part = ds.partitioning(pa.schema([("run_id", pa.string())]), flavor="hive")
+    summary = ds.dataset(str(sample_tables / "run_summary"), partitioning=part).to_table()
+    states = [dict(m) for m in summary.column("partitions_by_state").to_pylist()]
+    offline = sum(int(m.get("OfflinePartition", 0)) for m in states)
+    still_open = windows(sample_tables).query("kind == 'offline' and end_seq.isna()")
+    html = page.read_text(encoding="utf-8")
+    assert f'id="offline-at-end" class="card-end card-{"alert" if offline else "ok"}" ' \
+           f'data-partitions="{offline}"' in html
+    assert offline == len(still_open)
+
+
 def _page_requests(net_log: Path) -> list[str]:
     """URLs the page itself asked for (the browser's own background requests carry the
     initiator `not an origin` and are not the page's)."""
@@ -79,6 +91,9 @@ def test_renders_in_chromium(page: Path, tmp_path: Path, chromium: Browser) -> N
     assert [name for name, _ in figures] == ["fig-windows", "fig-lanes", "fig-requests"]
     for name, body in figures:
         assert "<svg" in body and re.search(r"<path[^>]* d=\"M", body), name
+    for title in ("Offline and under-min-ISR partitions", "Under-replicated partitions"):
+        assert f">{title}</text>" in figures[0][1], title
+    assert re.search(r'<g id="controller-lane-0-broker-\d+">', figures[1][1])
     requests = _page_requests(net_log)
     assert all(url.startswith(PAGE_SCHEMES) for url in requests), requests
 
