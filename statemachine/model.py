@@ -38,7 +38,7 @@ KINDS: tuple[tuple[int, str], ...] = (
     (_DELETING, DELETING), (_OFFLINE, OFFLINE), (_REASSIGNING, REASSIGNING),
     (_UNDER_MIN_ISR, UNDER_MIN_ISR), (_UNDER_REPLICATED, UNDER_REPLICATED),
 )
-_BITS = {kind: bit for bit, kind in KINDS}
+BITS = {kind: bit for bit, kind in KINDS}
 # The kinds that make an incident (`statemachine.incidents`): the partition cannot be
 # written at all, or not with acks=all.
 INCIDENT_KINDS = frozenset((OFFLINE, UNDER_MIN_ISR))
@@ -57,7 +57,7 @@ def window_mask(windows: dict[str, OpenWindow] | None) -> int:
     """The bits of the kinds open in `windows`."""
     mask = 0
     for kind in windows or ():
-        mask |= _BITS[kind]
+        mask |= BITS[kind]
     return mask
 
 

@@ -67,11 +67,7 @@ from typing import Any, Protocol
 from schemas import event_types as ET
 from statemachine.cluster import BROKER_CHANGE, FAILOVER, SHUTDOWN, ClusterStep
 from statemachine.model import (
-    _DELETING,
-    _OFFLINE,
-    _REASSIGNING,
-    _UNDER_MIN_ISR,
-    _UNDER_REPLICATED,
+    BITS,
     DELETING,
     INCIDENT_KINDS,
     KINDS,
@@ -89,6 +85,8 @@ from statemachine.rows import PartitionWindowRow
 __all__ = ["DELETING", "KINDS", "OFFLINE", "REASSIGNING", "UNDER_MIN_ISR", "UNDER_REPLICATED",
            "INCIDENT_KINDS", "OpenWindow", "window_mask", "incident_of"]
 
+_DELETING, _OFFLINE, _REASSIGNING, _UNDER_MIN_ISR, _UNDER_REPLICATED = (
+    BITS[DELETING], BITS[OFFLINE], BITS[REASSIGNING], BITS[UNDER_MIN_ISR], BITS[UNDER_REPLICATED])
 _ROW_ORDER = itemgetter(0, 1, 2)  # (topic, partition, kind)
 # NamedTuples built at C speed (a NamedTuple's own __new__ is a Python function).
 _new = tuple.__new__
