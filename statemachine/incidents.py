@@ -162,8 +162,15 @@ def incidents(rows: Iterable[PartitionWindowRow], elections: Iterable[Election] 
         iid = incident_id(w)
         assert iid is not None
         by_id.setdefault(iid, []).append(w)
-    found = sorted(elections)
-    return [roll_up(iid, by_id[iid], found, as_of) for iid in sorted(by_id)]
+    by_part: dict[tuple[str, int], list[Election]] = {}
+    for e in elections:
+        by_part.setdefault((e.topic, e.partition), []).append(e)
+
+    def on_parts(windows: list[PartitionWindowRow]) -> list[Election]:
+        parts = sorted({(w.topic, w.partition) for w in windows})
+        return [e for part in parts for e in by_part.get(part, ())]
+
+    return [roll_up(iid, by_id[iid], on_parts(by_id[iid]), as_of) for iid in sorted(by_id)]
 
 
 def of_run(rows: Iterable[PartitionWindowRow], run_rows: Iterable[PartitionWindowRow],
