@@ -161,6 +161,33 @@ PARTITION_WINDOWS = _table(
     _f("cause_event", T.StringType()),
     _f("cause_broker", T.IntegerType()),
     _f("end_event", T.StringType()),
+    _f("end_broker", T.IntegerType()),
+    _f("incident_id", T.LongType()),
+)
+
+# The incidents a run saw (jobs/replay/incidents.py, statemachine/incidents.py): controller
+# events that opened offline or under-min-ISR windows, each with its windows rolled up.
+INCIDENTS = _table(
+    _f("incident_id", T.LongType()),
+    _f("cause_event", T.StringType()),
+    _f("cause_broker", T.IntegerType()),
+    _f("cause_seq", T.LongType()),
+    _f("start_ts", T.TimestampType()),
+    _f("end_ts", T.TimestampType()),
+    _f("end_seq", T.LongType()),
+    _f("seconds", T.DoubleType()),
+    _f("peak_partitions_offline", T.IntegerType()),
+    _f("partitions_affected", T.IntegerType()),
+    _f("topics_affected", T.IntegerType()),
+    _f("offline_partition_seconds", T.DoubleType()),
+    _f("under_min_isr_partition_seconds", T.DoubleType()),
+    _f("unclean_elections", T.IntegerType()),
+    _f("recovery_event", T.StringType()),
+    _f("recovery_broker", T.IntegerType()),
+    _f("worst_topics", T.ArrayType(T.StructType([
+        T.StructField("topic", T.StringType(), True),
+        T.StructField("offline_partition_seconds", T.DoubleType(), True),
+        T.StructField("under_min_isr_partition_seconds", T.DoubleType(), True)]), True)),
 )
 
 BROKER_TIMELINE = _table(
@@ -240,6 +267,7 @@ TABLES: dict[str, T.StructType] = {
     "stop_replica_requests": STOP_REPLICA_REQUESTS,
     "findings": FINDINGS,
     "partition_windows": PARTITION_WINDOWS,
+    "incidents": INCIDENTS,
     "broker_timeline": BROKER_TIMELINE,
     "controller_timeline": CONTROLLER_TIMELINE,
     "quarantine": QUARANTINE,

@@ -12,11 +12,10 @@ from __future__ import annotations
 import pickle
 import zlib
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from statemachine.rows import Ints
 from statemachine.states import PartitionState, ReplicaState
-from statemachine.windows import OpenWindow, window_mask
 
 RECOVERED = "RECOVERED"
 RECOVERING = "RECOVERING"
@@ -24,6 +23,42 @@ NO_LEADER = -1  # LeaderAndIsr.NoLeader
 LEADER_DURING_DELETE = -2  # LeaderAndIsr.LeaderDuringDelete
 EPOCH_DURING_DELETE = -2  # LeaderAndIsr.EpochDuringDelete
 NO_EPOCH = -1  # LeaderAndIsr.NoEpoch
+
+# The kinds of window a partition can have open (`statemachine.windows` opens and closes
+# them; the model only saves them with the partition).
+OFFLINE = "offline"
+UNDER_REPLICATED = "under_replicated"
+UNDER_MIN_ISR = "under_min_isr"
+REASSIGNING = "reassigning"
+DELETING = "deleting"
+
+# One bit per kind, in the order of the kinds' names: rows of one partition come sorted.
+_DELETING, _OFFLINE, _REASSIGNING, _UNDER_MIN_ISR, _UNDER_REPLICATED = 1, 2, 4, 8, 16
+KINDS: tuple[tuple[int, str], ...] = (
+    (_DELETING, DELETING), (_OFFLINE, OFFLINE), (_REASSIGNING, REASSIGNING),
+    (_UNDER_MIN_ISR, UNDER_MIN_ISR), (_UNDER_REPLICATED, UNDER_REPLICATED),
+)
+BITS = {kind: bit for bit, kind in KINDS}
+# The kinds that make an incident (`statemachine.incidents`): the partition cannot be
+# written at all, or not with acks=all.
+INCIDENT_KINDS = frozenset((OFFLINE, UNDER_MIN_ISR))
+
+
+class OpenWindow(NamedTuple):
+    """A window still open: when it opened and why."""
+
+    start_seq: int
+    start_ts: Any
+    cause_event: str | None
+    cause_broker: int | None
+
+
+def window_mask(windows: dict[str, OpenWindow] | None) -> int:
+    """The bits of the kinds open in `windows`."""
+    mask = 0
+    for kind in windows or ():
+        mask |= BITS[kind]
+    return mask
 
 
 class Part:

@@ -184,3 +184,36 @@ class PartitionWindowRow(NamedTuple):
     cause_event: str | None  # the event type that opened it
     cause_broker: int | None  # its broker (None for topic and partition events)
     end_event: str | None  # the event type that closed it
+    end_broker: int | None  # its broker, by the rule of `cause_broker`
+    incident_id: int | None  # offline and under_min_isr: the seq that opened it
+
+
+class TopicSeconds(NamedTuple):
+    """One topic's share of an incident (`IncidentRow.worst_topics`)."""
+
+    topic: str
+    offline_partition_seconds: float
+    under_min_isr_partition_seconds: float
+
+
+class IncidentRow(NamedTuple):
+    """A controller event that opened `offline` or `under_min_isr` windows, with its
+    windows rolled up (`statemachine.incidents`). Times are microseconds."""
+
+    incident_id: int  # the seq of that event: with the cluster, the incident's name
+    cause_event: str | None
+    cause_broker: int | None
+    cause_seq: int
+    start_ts: Any
+    end_ts: Any  # when its last window closed; None while one is open
+    end_seq: int | None
+    seconds: float | None
+    peak_partitions_offline: int
+    partitions_affected: int
+    topics_affected: int
+    offline_partition_seconds: float
+    under_min_isr_partition_seconds: float
+    unclean_elections: int  # unclean leader elections of its partitions inside it
+    recovery_event: str | None  # the event that closed its last window
+    recovery_broker: int | None
+    worst_topics: tuple[TopicSeconds, ...]

@@ -45,7 +45,10 @@ window's broker is then the partition's leader before the step if that leader is
 them, else the lowest id among them that holds a replica of the partition, else the lowest
 id among them; its event is BrokerFailure if that broker failed, BrokerStartup if it
 started (new or bounced).
-`end_event` follows the same rule.
+`end_event` and `end_broker` follow the same rule.
+
+The `offline` and `under_min_isr` windows opened at one seq are the windows of one incident
+(`statemachine.incidents`): their `incident_id` is that seq (`incident_of`).
 
 Only the partitions an event touched are evaluated (`ControllerContext.touched`), plus,
 after a cluster step, every partition of a topic with a replica on the step's brokers, and
@@ -59,30 +62,31 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from operator import itemgetter
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, Protocol
 
 from schemas import event_types as ET
 from statemachine.cluster import BROKER_CHANGE, FAILOVER, SHUTDOWN, ClusterStep
+from statemachine.model import (
+    BITS,
+    DELETING,
+    INCIDENT_KINDS,
+    KINDS,
+    OFFLINE,
+    REASSIGNING,
+    UNDER_MIN_ISR,
+    UNDER_REPLICATED,
+    OpenWindow,
+    Part,
+    Topic,
+    window_mask,
+)
 from statemachine.rows import PartitionWindowRow
 
-if TYPE_CHECKING:
-    from statemachine.context import ControllerContext
-    from statemachine.model import Part, Topic
+__all__ = ["DELETING", "KINDS", "OFFLINE", "REASSIGNING", "UNDER_MIN_ISR", "UNDER_REPLICATED",
+           "INCIDENT_KINDS", "OpenWindow", "window_mask", "incident_of"]
 
-OFFLINE = "offline"
-UNDER_REPLICATED = "under_replicated"
-UNDER_MIN_ISR = "under_min_isr"
-REASSIGNING = "reassigning"
-DELETING = "deleting"
-
-# One bit per kind, in the order of the kinds' names: rows of one partition come sorted.
-_DELETING, _OFFLINE, _REASSIGNING, _UNDER_MIN_ISR, _UNDER_REPLICATED = 1, 2, 4, 8, 16
-KINDS: tuple[tuple[int, str], ...] = (
-    (_DELETING, DELETING), (_OFFLINE, OFFLINE), (_REASSIGNING, REASSIGNING),
-    (_UNDER_MIN_ISR, UNDER_MIN_ISR), (_UNDER_REPLICATED, UNDER_REPLICATED),
-)
-_BITS = {kind: bit for bit, kind in KINDS}
-
+_DELETING, _OFFLINE, _REASSIGNING, _UNDER_MIN_ISR, _UNDER_REPLICATED = (
+    BITS[DELETING], BITS[OFFLINE], BITS[REASSIGNING], BITS[UNDER_MIN_ISR], BITS[UNDER_REPLICATED])
 _ROW_ORDER = itemgetter(0, 1, 2)  # (topic, partition, kind)
 # NamedTuples built at C speed (a NamedTuple's own __new__ is a Python function).
 _new = tuple.__new__
@@ -90,21 +94,42 @@ _new = tuple.__new__
 Cause = tuple[str | None, int | None]  # (event type, broker)
 
 
-class OpenWindow(NamedTuple):
-    """A window still open: when it opened and why."""
-
-    start_seq: int
-    start_ts: Any
-    cause_event: str | None
-    cause_broker: int | None
+class _Rows(Protocol):
+    @property
+    def partition_windows(self) -> list[PartitionWindowRow]: ...
 
 
-def window_mask(windows: dict[str, OpenWindow] | None) -> int:
-    """The bits of the kinds open in `windows`."""
-    mask = 0
-    for kind in windows or ():
-        mask |= _BITS[kind]
-    return mask
+class WindowView(Protocol):
+    """What the windows read of the replay's context (`statemachine.context` provides
+    it): the current event, the brokers available, the settings and the touched partitions.
+    A protocol, so that this module sits below the context and uses only the model."""
+
+    @property
+    def seq(self) -> int: ...
+    @property
+    def ts(self) -> object: ...
+    @property
+    def out(self) -> _Rows: ...
+    @property
+    def topics(self) -> dict[str, Topic]: ...
+    @property
+    def touched(self) -> list[Part]: ...
+    @property
+    def live_or_shutting_down(self) -> frozenset[int]: ...
+    @property
+    def min_isr(self) -> dict[str, int]: ...
+    @property
+    def default_min_isr(self) -> int: ...
+
+    def mark(self, part: Part) -> None: ...
+    def topics_on(self, brokers: Iterable[int]) -> list[Topic]: ...
+
+
+def incident_of(kind: str, start_seq: int) -> int | None:
+    """The incident a window belongs to: the seq of the controller event that opened it,
+    for the kinds that make incidents; None for the others. A function of the window
+    alone, so that every replay group, every rerun and every night agree on it."""
+    return start_seq if kind in INCIDENT_KINDS else None
 
 
 def conditions(part: Part, queued: bool, available: frozenset[int], min_isr: int) -> int:
@@ -139,7 +164,7 @@ def _seconds(start_ts: Any, end_ts: Any) -> float | None:
     return float(total()) if total is not None else float(delta) / 1e6
 
 
-def _change(ctx: ControllerContext, part: Part, mask: int, cause: Cause) -> None:
+def _change(ctx: WindowView, part: Part, mask: int, cause: Cause) -> None:
     """Close the windows whose condition ended, open those whose condition began."""
     old = part.window_mask
     windows = part.windows
@@ -151,7 +176,7 @@ def _change(ctx: ControllerContext, part: Part, mask: int, cause: Cause) -> None
             w = windows.pop(kind)
             rows.append(_new(PartitionWindowRow, (
                 part.topic, part.partition, kind, w[0], w[1], seq, ts, _seconds(w[1], ts),
-                w[2], w[3], cause[0])))
+                w[2], w[3], cause[0], cause[1], incident_of(kind, w[0]))))
         elif mask & bit and not old & bit:
             windows[kind] = _new(OpenWindow, (seq, ts, *cause))
     part.window_mask = mask
@@ -159,7 +184,7 @@ def _change(ctx: ControllerContext, part: Part, mask: int, cause: Cause) -> None
         part.windows = None
 
 
-def settle(ctx: ControllerContext, cause: Cause | Callable[[Part], Cause]) -> None:
+def settle(ctx: WindowView, cause: Cause | Callable[[Part], Cause]) -> None:
     """Evaluate the partitions touched since the last settle, open and close their windows
     (`cause`: of the current event, or per partition for a cluster step), and forget them.
     Closed windows of one event come out sorted by (topic, partition, kind)."""
@@ -195,7 +220,7 @@ def settle(ctx: ControllerContext, cause: Cause | Callable[[Part], Cause]) -> No
         rows[first:] = sorted(rows[first:], key=_ROW_ORDER)
 
 
-def mark_topics(ctx: ControllerContext, topics: Iterable[Topic]) -> None:
+def mark_topics(ctx: WindowView, topics: Iterable[Topic]) -> None:
     """Have every partition of `topics` evaluated at the next settle."""
     for topic in topics:
         for part in topic.parts.values():
@@ -223,7 +248,7 @@ def lost_at_failover(step: ClusterStep) -> frozenset[int]:
     return (step.live_before | step.shutting_down_before) - step.live_after
 
 
-def leaders_before(ctx: ControllerContext, step: ClusterStep) -> dict[Part, int]:
+def leaders_before(ctx: WindowView, step: ClusterStep) -> dict[Part, int]:
     """Before a BrokerChange of several brokers: the leader of every partition it can
     touch, for the cause rule (the broker a partition lost). Empty when
     the step has one broker: the cause is then that broker. Before a failover that lost
@@ -283,7 +308,7 @@ def failover_cause(step: ClusterStep,
     return per_part
 
 
-def settle_step(ctx: ControllerContext, step: ClusterStep, leaders: dict[Part, int]) -> None:
+def settle_step(ctx: WindowView, step: ClusterStep, leaders: dict[Part, int]) -> None:
     """After a cluster step: the touched partitions, every partition of the topics on the
     step's brokers, and after a failover every partition."""
     if step.kind == FAILOVER:
@@ -299,5 +324,6 @@ def open_rows(topic: str, part: Part) -> list[PartitionWindowRow]:
     if not windows:
         return []
     return [PartitionWindowRow(topic, part.partition, kind, w.start_seq, w.start_ts, None,
-                               None, None, w.cause_event, w.cause_broker, None)
+                               None, None, w.cause_event, w.cause_broker, None, None,
+                               incident_of(kind, w.start_seq))
             for kind, w in sorted(windows.items())]

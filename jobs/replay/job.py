@@ -58,6 +58,7 @@ from jobs.replay.history import (
     save_history,
     scan_with_history,
 )
+from jobs.replay.incidents import write_incidents
 from jobs.replay.keying import key_events, key_wake_rows
 from jobs.replay.ledger import ClusterCounts, RunLedger
 from jobs.replay.plausibility import Plausibility, rules_from_config
@@ -413,6 +414,9 @@ def summary_stage(spark: SparkSession, s: Settings, timeline: TimelineStage,
                               clock.started_at, datetime.now(UTC), clock.seconds, facts,
                               s.superseded)
     write_arrow(spark, summary, s.out, "run_summary", s.run_id)
+    # The incidents the run touched, over the windows of every run of the checkpoint.
+    write_incidents(spark, s.out, s.run_id, committed_runs(spark, s.checkpoint),
+                    {c: r.period_end_us for c, r in rollups.items()})
     faults.reached("summary_written")
     applied = timeline.applied_through
     for cluster, c in counts.items():

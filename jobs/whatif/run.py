@@ -19,6 +19,7 @@ from pyspark.sql import DataFrame, SparkSession
 from jobs.common.tables import ensure_run_partitions, write_arrow
 from jobs.replay.codec import rows_to_record_batch
 from jobs.replay.group import make_replay_fn
+from jobs.replay.incidents import write_incidents
 from jobs.replay.keying import key_events, key_wake_rows
 from jobs.replay.ledger import RunLedger
 from jobs.replay.plausibility import Plausibility
@@ -106,6 +107,7 @@ def replay_variants(spark: SparkSession, events_dir: str, run_id: str, buckets: 
     # Each variant is a whole log replayed afresh: its period is the whole log.
     rollups = offline_rollup(spark, staging, run_id, {},
                              {c: v.last_ts for c, v in counts.items()})
+    write_incidents(spark, staging, run_id, (), {c: r.period_end_us for c, r in rollups.items()})
     summary = summary_batches(counts, rollups, len(ledger.records), run_id, buckets,
                               started_at, datetime.now(UTC), {})
     write_arrow(spark, summary, staging, "run_summary", run_id)
