@@ -175,7 +175,10 @@ def _rollup_lines(title: str, rollups: list[Rollup], prefix: str) -> list[str]:
     return lines
 
 
-def format_post_mortem(run_id: str, reports: list[ClusterPostMortem]) -> str:
+def format_post_mortem(run_id: str, reports: list[ClusterPostMortem],
+                       incidents: dict[str, list[str]] | None = None) -> str:
+    """Per cluster: the totals, the run's incidents first (`jobs.audit.incidents`), then
+    the longest windows and the roll-ups."""
     lines = [f"== audit post-mortem: run {run_id} =="]
     if not reports:
         lines.append("no events in the run")
@@ -185,6 +188,11 @@ def format_post_mortem(run_id: str, reports: list[ClusterPostMortem]) -> str:
             f"cluster {pm.cluster}: {pm.partitions} partition(s) went offline in {pm.windows} "
             f"window(s), {pm.seconds:.1f} partition-seconds offline in this run (from {since} "
             f"to {_time(pm.period_end)} UTC), {pm.still_offline} still offline at its end")
+        found = (incidents or {}).get(pm.cluster, [])
+        if found:
+            lines.append("  incidents (the event that took partitions offline or under min "
+                         "ISR):")
+            lines += [f"    {line}" for line in found]
         if not pm.windows:
             continue
         lines.append(f"  longest offline windows in this run (top {len(pm.longest)}):")

@@ -20,6 +20,7 @@ from pyspark.sql import functions as F
 
 from jobs.audit.checks import CHECKS, all_checks
 from jobs.audit.extract import AuditInputError, read_inputs
+from jobs.audit.incidents import incident_lines
 from jobs.audit.load import write_checks
 from jobs.audit.observed import ObservedSnapshot, load_observed
 from jobs.audit.options import NEVER, AuditOptions, default_out
@@ -140,8 +141,9 @@ def _audit(spark: SparkSession, tables_dir: str, run_id: str,
         rows.unpersist()
     periods = run_periods(spark, tables_dir, run_id, inputs.bounds)
     reports = post_mortem(spark, inputs, periods, options.top)
+    incidents = incident_lines(spark, tables_dir, run_id, options.cluster, options.top)
     verdict, exit_code = verdict_of(counts, options.fail_on)
-    report = "\n".join([format_post_mortem(run_id, reports), examples,
+    report = "\n".join([format_post_mortem(run_id, reports, incidents), examples,
                         format_verdict(verdict, counts)])
     _say(options, "\n" + report)
     return AuditResult(run_id, verdict, exit_code, options.fail_on, counts, reports,

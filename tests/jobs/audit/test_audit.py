@@ -145,6 +145,14 @@ def test_each_check_fires_on_the_outage_log(spark: SparkSession, tables: dict[st
     assert "invariant_violation" not in found
     out = capsys.readouterr().out
     assert "solo-0" in out and "still offline" in out and "BrokerFailure of broker 3" in out
+    # The incident comes first, in one line with its seq and time: broker 3's failure took
+    # solo-0 (its only replica) offline, and nothing brought it back.
+    lines = out.splitlines()
+    incident = next(i for i, line in enumerate(lines) if "incident at seq 60:" in line)
+    assert incident < next(i for i, line in enumerate(lines) if "longest offline" in line)
+    assert ("incident at seq 60: BrokerFailure of broker 3 at 2026-11-20 00:01:00 took 1 "
+            "partition(s) of 1 topic(s) offline or under min ISR (peak 1 offline)"
+            in lines[incident]) and "still open at the run's end" in lines[incident]
     # The hand-written log numbers its events with gaps (1-6, 10, 11, 20, 60, ...): the audit
     # names them as seqs that never arrived, first, since the rest describes a replay of an
     # incomplete log.

@@ -1,0 +1,67 @@
+"""The post-mortem's first lines: the run's incidents (the `incidents` table the replay
+writes), one line each, in the words an on-call engineer uses: which event took how many
+partitions of how many topics offline, for how long, and which event brought them back.
+
+Only the run's rows are read (a few per night); the worst `top` by partition-seconds are
+printed, in the order they started.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from pyspark.sql import SparkSession
+from pyspark.sql import functions as F
+
+from jobs.common.tables import read_table_or_empty
+
+
+def _time(value: datetime | None) -> str:
+    return value.strftime("%Y-%m-%d %H:%M:%S") if value is not None else "?"
+
+
+def _who(event: str | None, broker: int | None) -> str:
+    what = event or "an unknown event"
+    return what if broker is None else f"{what} of broker {broker}"
+
+
+def incident_line(r: dict[str, Any]) -> str:
+    """`incident at seq 60: BrokerFailure of broker 3 at 2026-11-20 00:01:00 took 2
+    partition(s) of 2 topic(s) offline or under min ISR (peak 1 offline) for 140.0 s;
+    still open at the run's end`."""
+    took = (f"incident at seq {r['cause_seq']}: {_who(r['cause_event'], r['cause_broker'])} "
+            f"at {_time(r['start_ts'])} took {r['partitions_affected']} partition(s) of "
+            f"{r['topics_affected']} topic(s) offline or under min ISR (peak "
+            f"{r['peak_partitions_offline']} offline) for {r['seconds'] or 0.0:.1f} s, "
+            f"{r['offline_partition_seconds'] or 0.0:.1f} partition-seconds offline")
+    if r["end_seq"] is None:
+        back = "still open at the run's end"
+    else:
+        back = (f"{_who(r['recovery_event'], r['recovery_broker'])} at seq {r['end_seq']} "
+                f"({_time(r['end_ts'])}) brought them back")
+    unclean = (f"; {r['unclean_elections']} unclean election(s): data may be lost"
+               if r["unclean_elections"] else "")
+    return f"{took}; {back}{unclean}"
+
+
+def incident_lines(spark: SparkSession, tables_dir: str, run_id: str,
+                   cluster: str | None, top: int) -> dict[str, list[str]]:
+    """Per cluster, the lines of the run's worst `top` incidents, in start order, and a
+    last line saying how many more the table holds."""
+    rows = read_table_or_empty(spark, tables_dir, "incidents").where(F.col("run_id") == run_id)
+    if cluster is not None:
+        rows = rows.where(F.col("cluster") == cluster)
+    by_cluster: dict[str, list[dict[str, Any]]] = {}
+    for r in rows.collect():
+        by_cluster.setdefault(r["cluster"], []).append(r.asDict())
+    out = {}
+    for name, found in by_cluster.items():
+        worst = sorted(found, key=lambda r: (-(r["offline_partition_seconds"] or 0.0)
+                                             - (r["under_min_isr_partition_seconds"] or 0.0),
+                                             r["cause_seq"]))[:top]
+        lines = [incident_line(r) for r in sorted(worst, key=lambda r: r["cause_seq"])]
+        if len(found) > top:
+            lines.append(f"... {len(found) - top} more in the incidents table")
+        out[name] = lines
+    return out
