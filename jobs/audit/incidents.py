@@ -8,17 +8,13 @@ printed, in the order they started.
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any
 
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
+from jobs.audit.postmortem import time_text
 from jobs.common.tables import read_table_or_empty
-
-
-def _time(value: datetime | None) -> str:
-    return value.strftime("%Y-%m-%d %H:%M:%S") if value is not None else "?"
 
 
 def _who(event: str | None, broker: int | None) -> str:
@@ -31,7 +27,7 @@ def incident_line(r: dict[str, Any]) -> str:
     partition(s) of 2 topic(s) offline or under min ISR (peak 1 offline) for 140.0 s;
     still open at the run's end`."""
     took = (f"incident at seq {r['cause_seq']}: {_who(r['cause_event'], r['cause_broker'])} "
-            f"at {_time(r['start_ts'])} took {r['partitions_affected']} partition(s) of "
+            f"at {time_text(r['start_ts'])} took {r['partitions_affected']} partition(s) of "
             f"{r['topics_affected']} topic(s) offline or under min ISR (peak "
             f"{r['peak_partitions_offline']} offline) for {r['seconds'] or 0.0:.1f} s, "
             f"{r['offline_partition_seconds'] or 0.0:.1f} partition-seconds offline")
@@ -39,7 +35,7 @@ def incident_line(r: dict[str, Any]) -> str:
         back = "still open at the run's end"
     else:
         back = (f"{_who(r['recovery_event'], r['recovery_broker'])} at seq {r['end_seq']} "
-                f"({_time(r['end_ts'])}) brought them back")
+                f"({time_text(r['end_ts'])}) brought them back")
     unclean = (f"; {r['unclean_elections']} unclean election(s): data may be lost"
                if r["unclean_elections"] else "")
     return f"{took}; {back}{unclean}"

@@ -159,7 +159,8 @@ def post_mortem(spark: SparkSession, inputs: AuditInputs, periods: dict[str, Per
     return result
 
 
-def _time(value: datetime | None) -> str:
+def time_text(value: datetime | None) -> str:
+    """A table's instant as the post-mortem prints it (`?` when unknown)."""
     return value.strftime("%Y-%m-%d %H:%M:%S") if value is not None else "?"
 
 
@@ -183,11 +184,12 @@ def format_post_mortem(run_id: str, reports: list[ClusterPostMortem],
     if not reports:
         lines.append("no events in the run")
     for pm in reports:
-        since = "the log's start" if pm.period_start is None else f"{_time(pm.period_start)} UTC"
+        since = ("the log's start" if pm.period_start is None
+                 else f"{time_text(pm.period_start)} UTC")
         lines.append(
             f"cluster {pm.cluster}: {pm.partitions} partition(s) went offline in {pm.windows} "
             f"window(s), {pm.seconds:.1f} partition-seconds offline in this run (from {since} "
-            f"to {_time(pm.period_end)} UTC), {pm.still_offline} still offline at its end")
+            f"to {time_text(pm.period_end)} UTC), {pm.still_offline} still offline at its end")
         found = (incidents or {}).get(pm.cluster, [])
         if found:
             lines.append("  incidents (the event that took partitions offline or under min "
@@ -197,9 +199,9 @@ def format_post_mortem(run_id: str, reports: list[ClusterPostMortem],
             continue
         lines.append(f"  longest offline windows in this run (top {len(pm.longest)}):")
         for w in pm.longest:
-            end = _time(w.end_ts) if w.end_ts is not None else "still offline"
+            end = time_text(w.end_ts) if w.end_ts is not None else "still offline"
             name = f"{w.topic}-{w.partition}"
-            lines.append(f"    {name:<24} {_time(w.start_ts)} -> {end:<19} "
+            lines.append(f"    {name:<24} {time_text(w.start_ts)} -> {end:<19} "
                          f"{w.seconds:>10.1f} s in this run  {_cause(w)}")
         lines += _rollup_lines("cause broker", pm.by_cause_broker, "broker ")
         lines += _rollup_lines("topic", pm.by_topic, "")

@@ -73,9 +73,9 @@ class ScanContext:
     applied_through: Mapping[str, int] = field(default_factory=dict)
 
     def facts_of(self, narrow_rows: Any) -> dict[str, SeqFacts]:
-        tolerance = self.rules.ts_backwards_tolerance_us if self.rules else 300_000_000
+        rules = self.rules or Plausibility()
         return log_facts(narrow_rows, dict(self.seen_through), dict(self.applied_through),
-                         tolerance)
+                         rules.ts_backwards_tolerance_us)
 
     def judged(self, facts: Mapping[str, SeqFacts]) -> Plausibility | None:
         """The rules with this scan's conflicting seqs (what the stream quarantines)."""

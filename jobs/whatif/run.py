@@ -83,15 +83,15 @@ def replay_variants(spark: SparkSession, events_dir: str, run_id: str, buckets: 
     """Replay every variant; returns the staging directory of the tables. The log's rows
     are judged by the replay's plausibility `rules`, so the baseline is the replay's."""
     started_at = datetime.now(UTC)
-    scan = scan_log(read_events(spark, events_dir), buckets, ScanContext(rules))
+    context = ScanContext(rules)
+    scan = scan_log(read_events(spark, events_dir), buckets, context)
     clusters = sorted(scan.buckets)
     variants = variant_scan(scan, plans, buckets)
     timelines = build_timelines(variants)
     staging = f"{checkpoint}/tables"
     write_timelines(spark, timelines, staging, run_id)
-    judged = rules.with_conflicts(scan.facts) if rules is not None else None
     rows = key_events(edited_stream(spark, events_dir, max_file_age, plans, clusters,
-                                    checkpoint), buckets, judged)
+                                    checkpoint), buckets, context.judged(scan.facts))
     if timelines:
         write_wake_rows(spark, variants, run_id, f"{checkpoint}/wake")
         wake = spark.readStream.schema(WAKE_SCHEMA).parquet(f"{checkpoint}/wake")

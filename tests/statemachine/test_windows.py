@@ -115,6 +115,18 @@ def _two_days() -> tuple[Log, int]:
     return log, cut
 
 
+def _one_and_two_days(log: Log, cut: int) -> tuple[Outputs, Outputs, Outputs]:
+    """The log replayed at once, and as two days cut after `cut` (the state of day one
+    saved and restored as a checkpoint would)."""
+    cluster, other = split(log.events)
+    _, one = replay(None, other, build_timeline(cluster))
+    s1, day1 = replay(None, [e for e in other if e.seq <= cut],
+                      build_timeline([e for e in cluster if e.seq <= cut]))
+    _, day2 = replay(BucketState.from_bytes(s1.to_bytes()),
+                     [e for e in other if e.seq > cut], build_timeline(cluster))
+    return one, day1, day2
+
+
 def test_window_open_at_the_end_of_day_one_is_closed_on_day_two() -> None:
     log, cut = _two_days()
     cluster, other = split(log.events)
@@ -136,12 +148,7 @@ def test_window_open_at_the_end_of_day_one_is_closed_on_day_two() -> None:
 @pytest.mark.parametrize("cut", range(1, 12))
 def test_any_cut_gives_the_rows_of_one_replay(cut: int) -> None:
     log, _ = _two_days()
-    cluster, other = split(log.events)
-    _, one = replay(None, other, build_timeline(cluster))
-    s1, day1 = replay(None, [e for e in other if e.seq <= cut],
-                      build_timeline([e for e in cluster if e.seq <= cut]))
-    _, day2 = replay(BucketState.from_bytes(s1.to_bytes()),
-                     [e for e in other if e.seq > cut], build_timeline(cluster))
+    one, day1, day2 = _one_and_two_days(log, cut)
     assert closed(day1) + closed(day2) + still_open(day2) == one.partition_windows
 
 
@@ -328,12 +335,7 @@ def test_a_dead_controller_window_spanning_two_days_is_the_one_of_one_replay() -
     cut = log.seq
     log.isr("t", 1, [2])
     log.startup(1)
-    cluster, other = split(log.events)
-    _, one = replay(None, other, build_timeline(cluster))
-    s1, day1 = replay(None, [e for e in other if e.seq <= cut],
-                      build_timeline([e for e in cluster if e.seq <= cut]))
-    _, day2 = replay(BucketState.from_bytes(s1.to_bytes()),
-                     [e for e in other if e.seq > cut], build_timeline(cluster))
+    one, day1, day2 = _one_and_two_days(log, cut)
     assert closed(day1) + closed(day2) + still_open(day2) == one.partition_windows
     assert {w.cause_broker for w in one.partition_windows} == {1}
 
