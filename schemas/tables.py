@@ -190,6 +190,20 @@ INCIDENTS = _table(
         T.StructField("under_min_isr_partition_seconds", T.DoubleType(), True)]), True)),
 )
 
+# What changed in a run (jobs/replay/changes.py, jobs/replay/digest.py): per change, its
+# count and first rows.
+CHANGES = _table(
+    _f("change", T.StringType()),
+    _f("count", T.LongType()),
+    _f("first", T.ArrayType(T.StructType([
+        T.StructField("seq", T.LongType(), True),
+        T.StructField("ts", T.TimestampType(), True),
+        T.StructField("topic", T.StringType(), True),
+        T.StructField("partition", T.IntegerType(), True),
+        T.StructField("broker_id", T.IntegerType(), True),
+        T.StructField("detail", T.StringType(), True)]), True)),
+)
+
 BROKER_TIMELINE = _table(
     _f("broker_id", T.IntegerType()),
     _f("status", T.StringType()),
@@ -268,6 +282,7 @@ TABLES: dict[str, T.StructType] = {
     "findings": FINDINGS,
     "partition_windows": PARTITION_WINDOWS,
     "incidents": INCIDENTS,
+    "changes": CHANGES,
     "broker_timeline": BROKER_TIMELINE,
     "controller_timeline": CONTROLLER_TIMELINE,
     "quarantine": QUARANTINE,

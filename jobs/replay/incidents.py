@@ -5,25 +5,18 @@
 The windows of one incident come from every replay group whose topics its event touched,
 and from every night from the one that opened it to the one that closes it, so the roll-up
 runs after the stream over the committed tables. Only the `offline` and `under_min_isr`
-rows and the `unclean_leader_election` findings are read: pyarrow on the driver where it
-can open `--out` (no Spark job), else Spark.
+rows and the `unclean_leader_election` findings are read (`jobs.replay.driver_read`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
 
 import pyarrow as pa
-import pyarrow.compute as pc
-import pyarrow.dataset as ds
-from pyarrow import fs as pafs
 from pyspark.sql import SparkSession
-from pyspark.sql import functions as F
 
-from jobs.common.paths import arrow_filesystem
-from jobs.common.tables import read_table, table_path, write_arrow
-from jobs.replay.staging import file_schema
+from jobs.common.tables import write_arrow
+from jobs.replay.driver_read import run_rows
 from schemas.arrow import arrow_schema
 from schemas.tables import TABLES
 from statemachine.incidents import UNCLEAN_ELECTION, Election, of_run
@@ -31,47 +24,17 @@ from statemachine.model import INCIDENT_KINDS
 from statemachine.rows import IncidentRow, PartitionWindowRow
 
 WINDOW_COLUMNS = list(PartitionWindowRow._fields)
-TIME_COLUMNS = ("start_ts", "end_ts")
 # (cluster, run_id, window) rows as read.
 Read = tuple[str, str, PartitionWindowRow]
 
 
-def _arrow_rows(out_dir: str, table: str, run_id: str, columns: list[str],
-                where: pc.Expression) -> dict[str, list[Any]] | None:
-    """`columns` of one run's partition of `table` (timestamps as microseconds), or None
-    when pyarrow cannot open `out_dir`."""
-    opened = arrow_filesystem(f"{table_path(out_dir, table)}/run_id={run_id}")
-    if opened is None:
-        return None
-    filesystem, partition = opened
-    if filesystem.get_file_info(partition).type == pafs.FileType.NotFound:
-        return {c: [] for c in columns}
-    # INT96 timestamps (Spark's default) read as microseconds: nanoseconds overflow past 2262.
-    fmt = ds.ParquetFileFormat(read_options={"coerce_int96_timestamp_unit": "us"})
-    found = ds.dataset(partition, schema=file_schema(table), format=fmt,
-                       filesystem=filesystem).to_table(columns=columns, filter=where)
-    return {c: (pc.cast(found.column(c), pa.int64()) if c in TIME_COLUMNS or c == "ts"
-                else found.column(c)).to_pylist() for c in columns}
-
-
 def read_windows(spark: SparkSession, out_dir: str, runs: Iterable[str]) -> list[Read]:
     """The incident windows of `runs`."""
-    kinds = sorted(INCIDENT_KINDS)
-    rows: list[Read] = []
-    for run in runs:
-        got = _arrow_rows(out_dir, "partition_windows", run, ["cluster", *WINDOW_COLUMNS],
-                          pc.field("kind").isin(kinds))
-        if got is None:
-            df = (read_table(spark, out_dir, "partition_windows")
-                  .where((F.col("run_id") == run) & F.col("kind").isin(kinds))
-                  .select("cluster", *[F.unix_micros(c).alias(c) if c in TIME_COLUMNS
-                                       else F.col(c) for c in WINDOW_COLUMNS]))
-            rows += [(r[0], run, PartitionWindowRow(*r[1:])) for r in df.collect()]
-            continue
-        columns = [got[c] for c in WINDOW_COLUMNS]
-        rows += [(c, run, PartitionWindowRow(*w))
-                 for c, *w in zip(got["cluster"], *columns, strict=True)]
-    return rows
+    kinds = {"kind": sorted(INCIDENT_KINDS)}
+    return [(c, run, PartitionWindowRow(*w))
+            for run in runs
+            for c, *w in run_rows(spark, out_dir, "partition_windows", run,
+                                  ["cluster", *WINDOW_COLUMNS], kinds)]
 
 
 def read_elections(spark: SparkSession, out_dir: str,
@@ -80,16 +43,8 @@ def read_elections(spark: SparkSession, out_dir: str,
     columns = ["cluster", "seq", "topic", "partition"]
     found: list[tuple[str, Election]] = []
     for run in runs:
-        got = _arrow_rows(out_dir, "findings", run, columns,
-                          pc.field("kind") == UNCLEAN_ELECTION)
-        if got is None:
-            df = (read_table(spark, out_dir, "findings")
-                  .where((F.col("run_id") == run) & (F.col("kind") == UNCLEAN_ELECTION))
-                  .select(*columns))
-            values = [list(r) for r in df.collect()]
-        else:
-            values = [list(v) for v in zip(*(got[c] for c in columns), strict=True)]
-        found += [(c, Election(s, t, p)) for c, s, t, p in values
+        rows = run_rows(spark, out_dir, "findings", run, columns, {"kind": [UNCLEAN_ELECTION]})
+        found += [(c, Election(s, t, p)) for c, s, t, p in rows
                   if s is not None and t is not None and p is not None]
     return found
 

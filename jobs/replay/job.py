@@ -49,6 +49,7 @@ from jobs.common.tables import (
     write_text,
 )
 from jobs.replay import faults
+from jobs.replay.changes import write_changes
 from jobs.replay.codec import rows_to_record_batch
 from jobs.replay.failures import nested_problem, out_problem, read_failure
 from jobs.replay.history import (
@@ -414,9 +415,12 @@ def summary_stage(spark: SparkSession, s: Settings, timeline: TimelineStage,
                               clock.started_at, datetime.now(UTC), clock.seconds, facts,
                               s.superseded)
     write_arrow(spark, summary, s.out, "run_summary", s.run_id)
-    # The incidents the run touched, over the windows of every run of the checkpoint.
-    write_incidents(spark, s.out, s.run_id, committed_runs(spark, s.checkpoint),
+    # The incidents the run touched, over the windows of every run of the checkpoint, and
+    # what changed in the run.
+    runs = committed_runs(spark, s.checkpoint)
+    write_incidents(spark, s.out, s.run_id, runs,
                     {c: r.period_end_us for c, r in rollups.items()})
+    write_changes(spark, s.out, s.run_id, runs, facts, timeline.timelines)
     faults.reached("summary_written")
     applied = timeline.applied_through
     for cluster, c in counts.items():

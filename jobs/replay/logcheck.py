@@ -21,6 +21,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from jobs.replay.requested import Requested, requested
 from schemas import event_types as ET
 
 # Event types that share a seq as one controller event (anything else stands alone).
@@ -34,17 +35,19 @@ SCOPE = ("cluster", "seq", "event_type", "broker_id", "topic", "partition")
 CONTENT = ("ts", "replicas", "isr", "leader_epoch", "brokers", "error",
            "unclean_leader_election", "leader", "zk_version", "controller_epoch",
            "partition_state")
-NARROW = (*SCOPE, "ts_us", "fingerprint")
+# `unclean`: the topic setting a TopicConfigChanged carries, for the run's digest
+# (`jobs.replay.requested`).
+NARROW = (*SCOPE, "ts_us", "fingerprint", "unclean")
 NARROW_TYPES = {"cluster": pa.string(), "seq": pa.int64(), "event_type": pa.string(),
                 "broker_id": pa.int32(), "topic": pa.string(), "partition": pa.int32(),
-                "ts_us": pa.int64(), "fingerprint": pa.string()}
+                "ts_us": pa.int64(), "fingerprint": pa.string(), "unclean": pa.bool_()}
 LISTED = 20  # seqs listed per kind in run_summary (the counts are whole)
 
 
 @dataclass(frozen=True)
 class SeqFacts:
     """One cluster's facts of a run: its seq range, the missing and late seqs, the
-    conflicting seqs, and the seqs whose time runs backwards."""
+    conflicting seqs, the seqs whose time runs backwards, and the requests it made."""
 
     seq_min: int | None = None
     seq_max: int | None = None
@@ -54,6 +57,8 @@ class SeqFacts:
     conflicting: tuple[int, ...] = ()
     ts_backwards: tuple[int, ...] = field(default=())  # first LISTED seqs
     ts_backwards_count: int = 0
+    # What the run's on-time rows asked the controller (`jobs.replay.requested`).
+    requested: tuple[Requested, ...] = ()
 
     @property
     def missing(self) -> int:
@@ -91,7 +96,8 @@ def narrow(batch: pa.RecordBatch | pa.Table) -> pa.Table:
     fingerprint = pc.binary_join_element_wise(
         *[_as_text(table.column(c)) for c in CONTENT], "|")
     ts_us = pc.cast(pc.cast(table.column("ts"), pa.timestamp("us", tz="UTC")), pa.int64())
-    columns = [cluster, *[table.column(c) for c in SCOPE[1:]], ts_us, fingerprint]
+    columns = [cluster, *[table.column(c) for c in SCOPE[1:]], ts_us, fingerprint,
+               table.column("unclean_leader_election")]
     return pa.table([pc.cast(c, NARROW_TYPES[n]) for n, c in zip(NARROW, columns, strict=True)],
                     names=list(NARROW))
 
@@ -168,6 +174,7 @@ def cluster_facts(rows: pa.Table, previous: int | None, applied_through: int | N
         late=(int(late[0]), int(late[-1])) if late.size else None,
         conflicting=tuple(sorted(_conflicts(rows, per_seq))),
         ts_backwards=tuple(backwards[:LISTED]), ts_backwards_count=len(backwards),
+        requested=requested(rows, applied_through),
     )
 
 

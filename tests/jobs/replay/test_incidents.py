@@ -13,7 +13,7 @@ import pyarrow.parquet as pq
 import pytest
 from pyspark.sql import functions as F
 
-from jobs.replay import incidents as job_incidents
+from jobs.replay import driver_read
 from jobs.replay.incidents import read_elections, read_windows, run_incidents
 from jobs.replay.job import main
 from jobs.replay.staging import WRITE_OPTIONS, file_schema
@@ -127,7 +127,7 @@ def test_pyarrow_and_spark_reads_agree_over_runs(spark: Any, tmp_path: Path,
     runs = ["r0", "r1"]
     fast = (read_windows(spark, str(out), runs), read_elections(spark, str(out), runs))
     with monkeypatch.context() as m:
-        m.setattr(job_incidents, "arrow_filesystem", lambda *_: None)
+        m.setattr(driver_read, "arrow_filesystem", lambda *_: None)
         slow = (read_windows(spark, str(out), runs), read_elections(spark, str(out), runs))
     assert sorted(fast[0]) == sorted(slow[0]) and fast[1] == slow[1]
     assert len(fast[0]) == 4 and fast[1] == [("east", Election(12, "a", 0))]

@@ -70,3 +70,18 @@ def test_time_running_backwards_beyond_the_tolerance_is_found() -> None:
 def test_facts_survive_the_history_json() -> None:
     f = facts(table(isr(1, 0, [1]), isr(4, 0, [1]), isr(4, 0, [2])), seen=0, applied=0)
     assert facts_from_json(facts_to_json({"default": f})) == {"default": f}
+
+
+def test_requests_count_distinct_on_time_rows_and_survive_the_history() -> None:
+    t = table(
+        ev(3, ET.PREFERRED_LEADER_ELECTION, topic="t", partition=0),  # late: applied before
+        ev(7, ET.PREFERRED_LEADER_ELECTION, topic="t", partition=1),
+        ev(7, ET.PREFERRED_LEADER_ELECTION, topic="t", partition=1),  # an exact duplicate
+        ev(8, ET.TOPIC_CONFIG_CHANGED, topic="t", unclean_leader_election=False),
+        isr(9, 0, [1]),
+    )
+    found = facts(t, seen=6, applied=5)
+    assert [(change, count, [r[0] for r in first]) for change, count, first in found.requested] \
+        == [("preferred_election", 1, [7]), ("topic_config_changed", 1, [8])]
+    assert found.requested[1][2][0][5] == "unclean.leader.election.enable=false"
+    assert facts_from_json(facts_to_json({"c": found}))["c"] == found
