@@ -3,9 +3,10 @@
     python -m jobs.report --tables DIR [--run-id ID] [--audit DIR]
         [--whatif DIR [--whatif-run-id ID]] --out FILE
 
---tables is the replay's --out (`run_summary/`, `partition_windows/`, `broker_timeline/`,
-`controller_timeline/`, `findings/` and the three request tables, partitioned by run_id; the
-newest run in run_summary unless --run-id); --audit the audit's --out (`audit_checks/`);
+--tables is the replay's --out (`run_summary/`, `incidents/`, `changes/`,
+`partition_windows/`, `broker_timeline/`, `controller_timeline/`, `findings/` and the three
+request tables, partitioned by run_id; the newest run in run_summary unless --run-id);
+--audit the audit's --out (`audit_checks/`);
 --whatif the what-if's --out (`whatif_impact/`, `whatif_partition_diff/`; its latest run
 unless --whatif-run-id, whatever the replay's run id). A what-if output passed as --tables
 (its tables have a `variant` column) is refused: the page would add its variants up. The page
@@ -26,7 +27,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from jobs.common.cli import command_parser
+from jobs.replay.digest import CHANGES
 from jobs.report import activity, availability, brokers, figures, timeline
+from jobs.report.incidents import changes, incidents
 from jobs.report.page import Figures, Page, write
 from jobs.report.tables import (
     ReportInputError,
@@ -49,7 +52,7 @@ DIFF_ROWS = 50
 REPLAY_TABLES: tuple[str, ...] = (
     "run_summary", "partition_windows", "broker_timeline", "controller_timeline", "findings",
     "state_changes", "leader_and_isr_requests", "update_metadata_requests",
-    "stop_replica_requests", "partition_states",
+    "stop_replica_requests", "partition_states", "incidents", "changes",
 )
 
 
@@ -95,6 +98,8 @@ def build_page(tables_dir: Path, run_id: str, audit_dir: Path | None,
         run_id=run_id,
         summary=activity.run_summary(tables_dir, run_id),
         offline_at_end=availability.offline_at_end(tables_dir, run_id),
+        incidents=incidents(tables_dir, run_id, TOP_ROWS),
+        changes=changes(tables_dir, run_id, CHANGES),
         span=span,
         series=series,
         broker_events=len(events) - len(elections),

@@ -14,6 +14,7 @@ from markupsafe import Markup
 from jobs.report import formats
 from jobs.report.activity import REQUEST_TYPES, Group, RequestRow, Summary
 from jobs.report.availability import Availability, OfflineAtEnd
+from jobs.report.incidents import ChangeRow, Incidents
 from jobs.report.timeline import StepSeries, TimeRange
 from jobs.report.whatif import WhatIf
 
@@ -29,6 +30,8 @@ class Page(NamedTuple):
     run_id: str
     summary: Summary
     offline_at_end: OfflineAtEnd
+    incidents: Incidents | None  # None: tables written before the replay wrote incidents
+    changes: list[ChangeRow] | None  # None: likewise for `changes`
     span: TimeRange
     series: list[StepSeries]
     broker_events: int

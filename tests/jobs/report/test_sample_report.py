@@ -105,3 +105,40 @@ def test_screenshot(page: Path, tmp_path: Path, chromium: Browser) -> None:
     assert done.returncode == 0, done.stderr[-2000:]
     # A blank page compresses to a few kilobytes; the figures and tables make it far larger.
     assert shot.stat().st_size > 50_000
+
+
+def test_incidents_changes_card_and_controller_lane_in_chromium(
+        sample_tables: Path, page: Path, tmp_path: Path, chromium: Browser) -> None:
+    dumped = chromium(tmp_path / "profile", "--dump-dom", page.as_uri())
+    assert dumped.returncode == 0, dumped.stderr[-2000:]
+    dom = dumped.stdout
+    part = ds.partitioning(pa.schema([("run_id", pa.string())]), flavor="hive")
+    # The card, as the browser built it.
+    assert re.search(r'<div id="offline-at-end" class="card-end card-(ok|alert)" '
+                     r'data-partitions="\d+"', dom)
+    # One row per incident, in time order, with its partition-seconds.
+    found = ds.dataset(str(sample_tables / "incidents"), partitioning=part).to_table()
+    want = sorted(zip(found.column("incident_id").to_pylist(),
+                      found.column("offline_partition_seconds").to_pylist(), strict=True))
+    assert 0 < len(want) <= 20
+    table = re.search(r'<table id="incidents-table".*?</table>', dom, re.DOTALL)
+    assert table
+    rows = re.findall(r'data-incident="(\d+)"[^>]*data-offline-seconds="([^"]+)"', table.group(0))
+    assert [(int(i), s) for i, s in rows] == [(i, f"{s:.3f}") for i, s in want]
+    # One row per change, with its count.
+    changes = ds.dataset(str(sample_tables / "changes"), partitioning=part).to_table()
+    counts = dict(zip(changes.column("change").to_pylist(), changes.column("count").to_pylist(),
+                      strict=True))
+    table = re.search(r'<table id="changes-table".*?</table>', dom, re.DOTALL)
+    assert table
+    shown = re.findall(r'data-change="([a-z_]+)" data-cluster="[^"]*" data-count="(\d+)"',
+                       table.group(0))
+    assert {c: int(n) for c, n in shown} == counts
+    assert {"topic_created", "leader_moved", "controller_failover"} <= set(counts)
+    # The controller lane: one colour per controller, each term labelled with its epoch.
+    elected = ds.dataset(str(sample_tables / "controller_timeline"),
+                         partitioning=part).to_table().to_pylist()
+    drawn = re.findall(r'<g id="controller-lane-0-broker-(\d+)">', dom)
+    assert sorted(map(int, drawn)) == sorted({e["controller_id"] for e in elected})
+    for e in elected:
+        assert f">broker {e['controller_id']}, epoch {e['controller_epoch']}</text>" in dom
