@@ -177,9 +177,10 @@ def _rollup_lines(title: str, rollups: list[Rollup], prefix: str) -> list[str]:
 
 
 def format_post_mortem(run_id: str, reports: list[ClusterPostMortem],
-                       incidents: dict[str, list[str]] | None = None) -> str:
+                       incidents: dict[str, list[str]] | None = None,
+                       changes: dict[str, list[str]] | None = None) -> str:
     """Per cluster: the totals, the run's incidents first (`jobs.audit.incidents`), then
-    the longest windows and the roll-ups."""
+    the longest windows, the roll-ups, and what changed in the run (`jobs.audit.changes`)."""
     lines = [f"== audit post-mortem: run {run_id} =="]
     if not reports:
         lines.append("no events in the run")
@@ -195,14 +196,22 @@ def format_post_mortem(run_id: str, reports: list[ClusterPostMortem],
             lines.append("  incidents (the event that took partitions offline or under min "
                          "ISR):")
             lines += [f"    {line}" for line in found]
-        if not pm.windows:
-            continue
-        lines.append(f"  longest offline windows in this run (top {len(pm.longest)}):")
-        for w in pm.longest:
-            end = time_text(w.end_ts) if w.end_ts is not None else "still offline"
-            name = f"{w.topic}-{w.partition}"
-            lines.append(f"    {name:<24} {time_text(w.start_ts)} -> {end:<19} "
-                         f"{w.seconds:>10.1f} s in this run  {_cause(w)}")
-        lines += _rollup_lines("cause broker", pm.by_cause_broker, "broker ")
-        lines += _rollup_lines("topic", pm.by_topic, "")
+        if pm.windows:
+            lines += _window_lines(pm)
+        changed = (changes or {}).get(pm.cluster, [])
+        if changed:
+            lines.append("  what changed in this run:")
+            lines += [f"    {line}" for line in changed]
     return "\n".join(lines)
+
+
+def _window_lines(pm: ClusterPostMortem) -> list[str]:
+    lines = [f"  longest offline windows in this run (top {len(pm.longest)}):"]
+    for w in pm.longest:
+        end = time_text(w.end_ts) if w.end_ts is not None else "still offline"
+        name = f"{w.topic}-{w.partition}"
+        lines.append(f"    {name:<24} {time_text(w.start_ts)} -> {end:<19} "
+                     f"{w.seconds:>10.1f} s in this run  {_cause(w)}")
+    lines += _rollup_lines("cause broker", pm.by_cause_broker, "broker ")
+    lines += _rollup_lines("topic", pm.by_topic, "")
+    return lines

@@ -18,6 +18,7 @@ from typing import NamedTuple
 from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
+from jobs.audit.changes import change_lines
 from jobs.audit.checks import CHECKS, all_checks
 from jobs.audit.extract import AuditInputError, read_inputs
 from jobs.audit.incidents import incident_lines
@@ -142,8 +143,9 @@ def _audit(spark: SparkSession, tables_dir: str, run_id: str,
     periods = run_periods(spark, tables_dir, run_id, inputs.bounds)
     reports = post_mortem(spark, inputs, periods, options.top)
     incidents = incident_lines(spark, tables_dir, run_id, options.cluster, options.top)
+    changes = change_lines(spark, tables_dir, run_id, options.cluster)
     verdict, exit_code = verdict_of(counts, options.fail_on)
-    report = "\n".join([format_post_mortem(run_id, reports, incidents), examples,
+    report = "\n".join([format_post_mortem(run_id, reports, incidents, changes), examples,
                         format_verdict(verdict, counts)])
     _say(options, "\n" + report)
     return AuditResult(run_id, verdict, exit_code, options.fail_on, counts, reports,
