@@ -112,6 +112,16 @@ def _broker_change(ctx: ControllerContext, step: ClusterStep) -> None:
         ctx.live_or_shutting_down -= gone
 
     live, shutting_down = step.live_before, step.shutting_down_before
+    if not ctx.config.profile.broker_bounce:
+        # Version note: before 2.2 (KIP-380) the live brokers become ZK's at once, before
+        # either phase (`controllerContext.liveBrokers = curBrokers`): the dead brokers are
+        # gone already while the new ones start. No bounces (the timeline has none).
+        enter((live | frozenset(step.new)) - gone, shutting_down - gone)
+        if step.new:
+            _startup(ctx, step.new)
+        if step.dead:
+            _failure(ctx, step.dead)
+        return
     if step.new:
         live = live | frozenset(step.new)
         enter(live, shutting_down)
@@ -456,7 +466,9 @@ def _topic_config_changed(ctx: ControllerContext, e: Event) -> None:
                     f"config change for topic {e.topic}, which does not exist")
         return
     topic.unclean_leader_election_enable = e.unclean_leader_election
-    if e.unclean_leader_election:
+    # Version note: before 2.1 (KAFKA-6835) only the broker-level setting triggered
+    # elections; the topic's is read at its next election.
+    if e.unclean_leader_election and ctx.config.profile.topic_unclean_trigger:
         # TopicUncleanLeaderElectionEnable: only an enable triggers elections.
         trigger_online(ctx, topic, topic.sorted_parts())
 

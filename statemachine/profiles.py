@@ -32,9 +32,22 @@ class KafkaProfile:
     # Scala binary version of the release's default build (the hash order of its sets and
     # maps): the pre-2.13 collections up to the 2.x line, 2.13 from 3.0.
     scala_binary: str
+    # KAFKA-6835 (2.1): enabling unclean.leader.election.enable on a topic triggers elections
+    # of its leaderless partitions; before, only the broker-level setting did (the topic's
+    # setting is read at the next election).
+    topic_unclean_trigger: bool
+    # KAFKA-6753 (2.1): the partitions of a topic being deleted move Offline and
+    # NonExistentPartition when its deletion starts (`onTopicDeletion`); before, when it
+    # completes (`completeDeleteTopic`).
+    deletion_start_non_existent: bool
     # KAFKA-7482 (2.1): controlled-shutdown elections send the LeaderAndIsr to the
     # shutting-down broker too; before, only to live replicas that are not shutting down.
     shutdown_notifies_shutting_down: bool
+    # KIP-380 (KAFKA-7235, 2.2): the broker change handler finds bounced brokers (a newer
+    # registration of a known id) and runs their failure and startup, updating liveness per
+    # phase; before, it found only new and dead brokers and set the live brokers to ZK's
+    # at once, so a bounce went unseen and dead brokers were gone already at the startup.
+    broker_bounce: bool
     # KAFKA-8237 (2.3): OfflineReplica is a valid previous state of
     # ReplicaDeletionIneligible; before, only ReplicaDeletionStarted.
     ineligible_from_offline: bool
@@ -59,7 +72,10 @@ def _profile(name: str, scala: str, since: tuple[int, int]) -> KafkaProfile:
     """The profile of the line `since`: every switch whose release is at or below it."""
     return KafkaProfile(
         name=name, scala_binary=scala,
+        topic_unclean_trigger=since >= (2, 1),
+        deletion_start_non_existent=since >= (2, 1),
         shutdown_notifies_shutting_down=since >= (2, 1),
+        broker_bounce=since >= (2, 2),
         ineligible_from_offline=since >= (2, 3),
         failover_offline_transition=since >= (2, 3),
         kip455_reassignment=since >= (2, 4),
@@ -78,7 +94,8 @@ PROFILES: Final[tuple[tuple[tuple[int, int], KafkaProfile], ...]] = (
     ((2, 7), _profile("2.8", "2.12", (2, 7))),
     ((2, 4), _profile("2.6", "2.12", (2, 4))),
     ((2, 3), _profile("2.3", "2.12", (2, 3))),
-    ((2, 1), _profile("2.2", "2.12", (2, 1))),
+    ((2, 2), _profile("2.2", "2.12", (2, 2))),
+    ((2, 1), _profile("2.1", "2.12", (2, 1))),
     ((0, 0), _profile("2.0", "2.12", (2, 0))),
 )
 

@@ -4,10 +4,12 @@ before and after the change, with the controller source at the tags of apache/ka
 
 from __future__ import annotations
 
+from dataclasses import fields
+
 import pytest
 
 from statemachine.context import ReplayConfig
-from statemachine.profiles import PROFILES, profile_for, supported_lines
+from statemachine.profiles import PROFILES, KafkaProfile, profile_for, supported_lines
 from tests.helpers.core import (
     Log,
     at,
@@ -30,7 +32,8 @@ def _cfg(version: str) -> ReplayConfig:
 
 @pytest.mark.parametrize(("version", "profile"), [
     ("0.8", "2.0"), ("0.11", "2.0"), ("1.1", "2.0"), ("2.0", "2.0"), ("2.0.1", "2.0"),
-    ("2.1", "2.2"), ("2.2", "2.2"), ("2.3", "2.3"), ("2.4", "2.6"), ("2.6", "2.6"),
+    ("2.1", "2.1"), ("2.1.1", "2.1"), ("2.2", "2.2"), ("2.3", "2.3"), ("2.4", "2.6"),
+    ("2.6", "2.6"),
     ("2.7", "2.8"), ("2.8", "2.8"), ("3.0", "3.1"), ("3.1", "3.1"), ("3.2", "3.2"),
     ("3.3", "3.7"), ("3.7", "3.7"), ("3.7.1", "3.7"), ("3.9", "3.7"),
 ])
@@ -60,11 +63,13 @@ def test_scala_binary_is_pre_2_13_up_to_the_2_x_line_and_2_13_from_3_0() -> None
 
 
 def test_the_default_config_is_the_3_7_profile() -> None:
+    """Every switch is True at 3.7 (the baseline), and every older profile has some off."""
     assert ReplayConfig().profile == profile_for("3.7")
-    assert all(getattr(profile_for("3.7"), f) for f in (
-        "shutdown_notifies_shutting_down", "ineligible_from_offline",
-        "failover_offline_transition",
-        "kip455_reassignment", "alter_isr", "alter_partition_kip841", "leader_recovery_state"))
+    switches = [f.name for f in fields(KafkaProfile) if f.type == "bool"]
+    assert len(switches) >= 10
+    assert all(getattr(profile_for("3.7"), name) for name in switches)
+    for _, profile in PROFILES[1:]:
+        assert not all(getattr(profile, name) for name in switches), profile.name
 
 
 # -- failover: OfflineReplica for dead replicas (KAFKA-3143) ---------------------------------
