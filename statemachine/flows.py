@@ -285,9 +285,9 @@ def on_controller_failover(ctx: ControllerContext, topic: Topic) -> None:
     trigger_online(ctx, topic, parts)
     # initializePartitionReassignments resumes every in-memory reassignment through
     # maybeResumeReassignments, which (unlike the API/znode trigger) does not skip topics
-    # queued for deletion.
+    # queued for deletion. Version note: not so before 2.4 (`resumed_at_failover`).
     for part in parts:
-        if part.being_reassigned:
+        if part.being_reassigned and reassignment.resumed_at_failover(ctx, topic, part):
             reassignment.on_partition_reassignment(
                 ctx, topic, part, reassignment.current_assignment(part))
     deletion.resume_deletions(ctx, topic)
