@@ -359,7 +359,12 @@ def _reassignment_requested(ctx: ControllerContext, e: Event) -> None:
 def _isr_changed(ctx: ControllerContext, e: Event) -> None:
     """An ISR change by the leader: AlterPartition (`KafkaController.processAlterPartition`)
     or, before 2.7, the leader's own
-    ZK write seen through an IsrChangeNotification. The leader epoch never changes."""
+    ZK write seen through an IsrChangeNotification. From 3.3 the request's leader epoch is
+    the current one (any other is rejected), so the leader epoch never changes.
+
+    Version note: before 3.3 an accepted request with a leader epoch ahead of the
+    controller's is written as it came (AlterIsr writes the request's `LeaderAndIsr`; before
+    2.7 the controller reloads what the leader wrote): the epoch is the request's."""
     found = _known_part(ctx, e, "alter_partition_rejected")
     if found is None:
         return
@@ -373,8 +378,12 @@ def _isr_changed(ctx: ControllerContext, e: Event) -> None:
         # for a rejected partition, with its unchanged state.
         send_update_metadata(ctx, topic, part)
         return
-    if isr != part.isr:
+    ahead = e.leader_epoch is not None and e.leader_epoch > part.leader_epoch
+    if isr != part.isr or ahead:
         part.isr = isr
+        if ahead:
+            assert e.leader_epoch is not None
+            part.leader_epoch = e.leader_epoch
         part.zk_version += 1
         if len(isr) > 1:
             part.recovering = False  # a RECOVERING leader may only grow the ISR once done

@@ -269,6 +269,31 @@ def test_ahead_epoch_and_dead_isr_member(version: str, accepted: bool) -> None:
         assert (final(out, "t", 0).isr == tuple(isr)) is accepted, (epoch, isr)
 
 
+@pytest.mark.parametrize("version", ["2.6", "2.7", "2.8", "3.1", "3.2"])
+def test_an_ahead_leader_epoch_is_written_as_the_request_carries_it(version: str) -> None:
+    """KafkaController.scala at 2.7.0, line 2208: the AlterIsr request becomes
+    `new LeaderAndIsr(brokerId, partitionReq.leaderEpoch, newIsr, ...)`; lines 2283-2292
+    fence only a lower epoch, and `zkClient.updateLeaderAndIsr` (line 2301) writes the
+    request's epoch (3.2.0: line 2258, lines 2367-2376 and 2385, the same). Before 2.7
+    the leader wrote its own epoch (Partition.scala at 2.6.0, lines 1196 and 1202) and
+    the controller reloaded it. An ahead epoch with the same ISR is no echo
+    (`equalsIgnoreZk` compares the epoch): it is written too."""
+    for epoch, isr in ((5, [A]), (5, [A, B])):
+        log = _isr_log(epoch, isr)
+        _, out = replay_log(log, _cfg(version))
+        assert final(out, "t", 0)[1:4] == (A, tuple(isr), 5), (epoch, isr)
+        [write] = at(out.partition_state_writes, log.seq)
+        assert (write.leader_epoch, write.cause) == (5, "isr_change")
+
+
+def test_from_3_3_an_ahead_leader_epoch_is_refused_and_nothing_is_written() -> None:
+    """KafkaController.scala at 3.3.1, lines 2339-2344: NOT_CONTROLLER for an ahead epoch."""
+    log = _isr_log(5, [A, B])
+    _, out = replay_log(log, _cfg("3.3"))
+    assert final(out, "t", 0)[1:4] == (A, (A, B), 1)
+    assert not at(out.partition_state_writes, log.seq)
+
+
 def test_isr_change_before_2_7_keeps_the_stored_controller_epoch() -> None:
     """Before 2.7 the leader itself writes the ISR (the controller's cache reload writes
     nothing): the controller epoch stored with the state is not the current controller's."""
