@@ -57,6 +57,9 @@ class KafkaProfile:
     # KIP-455 (2.4): reassignment keeps adding/removing replicas in ZK and starts from the
     # origin replicas; before, ZK holds OAR + RAR and /admin/reassign_partitions the target.
     kip455_reassignment: bool
+    # KIP-570 (IBP 2.6): StopReplica (v3) carries each partition's leader epoch, and one
+    # request per broker holds both kinds; before, v0-v2 carry none.
+    stop_replica_leader_epoch: bool
     # KIP-497 (2.7): an ISR change reaches the controller as an AlterIsr request, which it
     # validates (leader epoch); before, the leader wrote ZK and the controller only
     # reloaded its cache on the IsrChangeNotification.
@@ -79,6 +82,7 @@ def _profile(name: str, scala: str, since: tuple[int, int]) -> KafkaProfile:
         ineligible_from_offline=since >= (2, 3),
         failover_offline_transition=since >= (2, 3),
         kip455_reassignment=since >= (2, 4),
+        stop_replica_leader_epoch=since >= (2, 6),
         alter_isr=since >= (2, 7),
         alter_partition_kip841=since >= (3, 3),
         leader_recovery_state=since >= (3, 2),
@@ -92,7 +96,8 @@ PROFILES: Final[tuple[tuple[tuple[int, int], KafkaProfile], ...]] = (
     ((3, 2), _profile("3.2", "2.13", (3, 2))),
     ((3, 0), _profile("3.1", "2.13", (3, 0))),
     ((2, 7), _profile("2.8", "2.12", (2, 7))),
-    ((2, 4), _profile("2.6", "2.12", (2, 4))),
+    ((2, 6), _profile("2.6", "2.12", (2, 6))),
+    ((2, 4), _profile("2.5", "2.12", (2, 4))),
     ((2, 3), _profile("2.3", "2.12", (2, 3))),
     ((2, 2), _profile("2.2", "2.12", (2, 2))),
     ((2, 1), _profile("2.1", "2.12", (2, 1))),

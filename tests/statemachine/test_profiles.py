@@ -32,8 +32,8 @@ def _cfg(version: str) -> ReplayConfig:
 
 @pytest.mark.parametrize(("version", "profile"), [
     ("0.8", "2.0"), ("0.11", "2.0"), ("1.1", "2.0"), ("2.0", "2.0"), ("2.0.1", "2.0"),
-    ("2.1", "2.1"), ("2.1.1", "2.1"), ("2.2", "2.2"), ("2.3", "2.3"), ("2.4", "2.6"),
-    ("2.6", "2.6"),
+    ("2.1", "2.1"), ("2.1.1", "2.1"), ("2.2", "2.2"), ("2.3", "2.3"), ("2.4", "2.5"),
+    ("2.5", "2.5"), ("2.6", "2.6"),
     ("2.7", "2.8"), ("2.8", "2.8"), ("3.0", "3.1"), ("3.1", "3.1"), ("3.2", "3.2"),
     ("3.3", "3.7"), ("3.7", "3.7"), ("3.7.1", "3.7"), ("3.9", "3.7"),
 ])
@@ -233,6 +233,27 @@ def test_retarget_before_2_4_keeps_the_first_targets_until_completion() -> None:
         log.reassign("t", 0, [4])
         _, out = replay_log(log, _cfg(version))
         assert (C in pstate_row(out, "t", 0).replicas) is kept, version
+
+
+# -- StopReplica leader epochs (KIP-570, IBP 2.6) -------------------------------------------
+
+
+@pytest.mark.parametrize(("version", "epochs"), [("2.5", {None}), ("2.6", {0}), ("3.7", {0})])
+def test_stop_replica_carries_leader_epochs_from_2_6(version: str, epochs: set[int | None]
+                                                     ) -> None:
+    """ControllerChannelManager.scala at 2.5.0, lines 396-401: a StopReplica entry is the
+    replica and the delete flag only (v0-v2, lines 547-551); at 2.6.0, lines 400-413, each
+    partition's leader epoch is added (v3 from IBP 2.6, line 548). A controlled shutdown
+    of the follower C stops its replica (delete=false)."""
+    log = Log()
+    log.failover(0, [A, B, C])
+    log.create("t", 0, [A, B, C])  # leader A, epoch 0
+    seq = log.controlled_shutdown(C)
+    _, out = replay_log(log, _cfg(version))
+    sent = at(out.stop_replica, seq)
+    # One from doControlledShutdown, one from the OfflineReplica transition.
+    assert [(r.broker_id, r.delete_partition) for r in sent] == [(C, False), (C, False)]
+    assert {r.leader_epoch for r in sent} == epochs
 
 
 # -- ISR changes: ZK notification, AlterIsr (KIP-497), AlterPartition (KIP-841) -------------
