@@ -216,8 +216,8 @@ def _offline_and_retry(ctx: ControllerContext, topic: Topic, parts: Sequence[Par
 def on_controlled_shutdown(ctx: ControllerContext, topic: Topic, broker: int) -> None:
     """`KafkaController.doControlledShutdown` after its checks: move leadership off the
     broker, take it out of the ISRs it follows. RF=1 partitions and topics queued for
-    deletion are left alone."""
-    if topic.queued_for_deletion:
+    deletion are left alone (version note: the latter from 2.1, KAFKA-6753)."""
+    if topic.queued_for_deletion and ctx.config.profile.shutdown_skips_deleted_topics:
         return
     act_on = [p for p in topic.sorted_parts()
               if broker in p.replicas and len(p.replicas) > 1 and p.has_leadership]

@@ -40,6 +40,9 @@ class KafkaProfile:
     # NonExistentPartition when its deletion starts (`onTopicDeletion`); before, when it
     # completes (`completeDeleteTopic`).
     deletion_start_non_existent: bool
+    # KAFKA-6753 (2.1): a controlled shutdown leaves the partitions of topics queued for
+    # deletion alone; before, it moved their leadership and stopped their followers too.
+    shutdown_skips_deleted_topics: bool
     # KAFKA-7482 (2.1): controlled-shutdown elections send the LeaderAndIsr to the
     # shutting-down broker too; before, only to live replicas that are not shutting down.
     shutdown_notifies_shutting_down: bool
@@ -77,6 +80,7 @@ def _profile(name: str, scala: str, since: tuple[int, int]) -> KafkaProfile:
         name=name, scala_binary=scala,
         topic_unclean_trigger=since >= (2, 1),
         deletion_start_non_existent=since >= (2, 1),
+        shutdown_skips_deleted_topics=since >= (2, 1),
         shutdown_notifies_shutting_down=since >= (2, 1),
         broker_bounce=since >= (2, 2),
         ineligible_from_offline=since >= (2, 3),

@@ -182,3 +182,35 @@ def test_deletion_from_2_1_moves_the_partitions_at_the_start() -> None:
                                              (delete, "OfflinePartition", "NonExistentPartition")]
     assert _partition_moves(out, last) == []
     assert "topic_deleted" in kinds(out)
+
+
+def _shutdown_during_deletion() -> tuple[Log, int]:
+    """The deletion's OfflineReplica moves took every replica out of the ISR (leader -1,
+    ISR [C]); they wait ReplicaDeletionStarted for their StopReplica responses."""
+    log = Log()
+    log.failover(0, [0, A, B, C])
+    log.create("t", 0, [A, B, C])
+    log.delete("t")
+    return log, log.controlled_shutdown(A)
+
+
+def test_a_controlled_shutdown_before_2_1_acts_on_a_deleted_topic() -> None:
+    """KafkaController.scala at 2.0.0, lines 1054-1056: `partitionsToActOn` is every
+    partition on the broker with more than one replica and a leader, whether its topic is
+    queued for deletion or not. A does not lead it: it gets a StopReplica (lines 1062-1067)
+    and its replica, ReplicaDeletionStarted, fails the OfflineReplica move (lines 1073-1074)."""
+    log, seq = _shutdown_during_deletion()
+    _, out = replay_log(log, _cfg("2.0"))
+    assert [(r.broker_id, r.delete_partition) for r in at(out.stop_replica, seq)] == [
+        (A, False)]
+    assert [(r.from_state, r.to_state, r.outcome) for r in at(out.state_changes, seq)] == [
+        ("ReplicaDeletionStarted", "OfflineReplica", "rejected")]
+
+
+def test_a_controlled_shutdown_from_2_1_leaves_a_deleted_topic_alone() -> None:
+    """KafkaController.scala at 2.1.0, lines 1036-1040: `partitionsToActOn` skips topics
+    queued for deletion (`!topicDeletionManager.isTopicQueuedUpForDeletion`), and so does
+    the list of partitions the broker still leads (lines 1059-1066)."""
+    log, seq = _shutdown_during_deletion()
+    _, out = replay_log(log, _cfg("2.1"))
+    assert not at(out.stop_replica, seq) and not at(out.state_changes, seq)
