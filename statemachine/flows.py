@@ -445,8 +445,11 @@ def _preferred_election(ctx: ControllerContext, e: Event) -> None:
     if found is None:
         return
     topic, part = found
-    if part.has_leadership and part.leader == part.replicas[0]:
-        return  # ELECTION_NOT_NEEDED
+    if part.has_leadership and part.leader == part.replicas[0] \
+            and ctx.config.profile.preferred_skips_elected:
+        # ELECTION_NOT_NEEDED. Version note: before 2.2 (KAFKA-5692) the preferred replica
+        # was elected again, with a new leader epoch.
+        return
     results = handle_partition_changes(ctx, topic, [part], P.OnlinePartition,
                                        preferred_strategy)
     if not results.get(part.partition, False):

@@ -46,6 +46,9 @@ class KafkaProfile:
     # KAFKA-7482 (2.1): controlled-shutdown elections send the LeaderAndIsr to the
     # shutting-down broker too; before, only to live replicas that are not shutting down.
     shutdown_notifies_shutting_down: bool
+    # KAFKA-5692 (2.2): a preferred election of a partition its preferred replica already
+    # leads is not needed; before, it was elected again (a new leader epoch).
+    preferred_skips_elected: bool
     # KIP-380 (KAFKA-7235, 2.2): the broker change handler finds bounced brokers (a newer
     # registration of a known id) and runs their failure and startup, updating liveness per
     # phase; before, it found only new and dead brokers and set the live brokers to ZK's
@@ -83,6 +86,7 @@ def _profile(name: str, scala: str, since: tuple[int, int]) -> KafkaProfile:
         shutdown_skips_deleted_topics=since >= (2, 1),
         shutdown_notifies_shutting_down=since >= (2, 1),
         broker_bounce=since >= (2, 2),
+        preferred_skips_elected=since >= (2, 2),
         ineligible_from_offline=since >= (2, 3),
         failover_offline_transition=since >= (2, 3),
         kip455_reassignment=since >= (2, 4),

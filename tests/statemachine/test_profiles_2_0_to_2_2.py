@@ -214,3 +214,22 @@ def test_a_controlled_shutdown_from_2_1_leaves_a_deleted_topic_alone() -> None:
     log, seq = _shutdown_during_deletion()
     _, out = replay_log(log, _cfg("2.1"))
     assert not at(out.stop_replica, seq) and not at(out.state_changes, seq)
+
+
+# -- a preferred election that is not needed (KAFKA-5692, 2.2) ------------------------------
+
+
+@pytest.mark.parametrize(("version", "epoch"), [("2.0", 1), ("2.1", 1), ("2.2", 0), ("3.7", 0)])
+def test_a_preferred_election_of_the_preferred_leader(version: str, epoch: int) -> None:
+    """KafkaController.scala at 2.1.0, lines 1484-1490: the partitions of the znode go to
+    `onPreferredReplicaElection` (line 624: `handleStateChanges(..., OnlinePartition,
+    PreferredReplicaPartitionLeaderElectionStrategy)`) whoever leads them, so A is elected
+    again with a new epoch; at 2.2.0, lines 1590-1595, the partitions already led by their
+    preferred replica are set apart (`alreadyPreferred`) and not elected."""
+    log = Log()
+    log.failover(0, [0, A, B])
+    log.create("t", 0, [A, B])
+    seq = log.preferred("t", 0)
+    _, out = replay_log(log, _cfg(version))
+    assert final(out, "t", 0)[1:4] == (A, (A, B), epoch)
+    assert len(at(out.partition_state_writes, seq)) == epoch
