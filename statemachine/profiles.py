@@ -4,7 +4,7 @@ The core is written against Kafka 3.7.1. The ZooKeeper-mode controller of older 
 lines differs in a few places; each difference is one named switch of `KafkaProfile`, read
 where the code branches (the places marked "Version note"). Every switch is taken from the
 controller source at the release tags; docs/core.md ("Version notes") has the table and
-`tests/statemachine/test_profiles.py` cites file and line at the tag for each.
+`tests/statemachine/test_profiles*.py` cite file and line at the tags for each.
 
 `profile_for("2.0")` maps a release line ("X.Y", "X.Y.Z" accepted, the patch ignored) to the
 nearest modelled profile; every line from 0.8 to 3.9 is supported. Pure: no I/O.
@@ -61,7 +61,9 @@ class KafkaProfile:
     # OfflineReplica (shrinking ISRs, dropping dead leaders); before, they stay as ZK has them.
     failover_offline_transition: bool
     # KIP-455 (2.4): reassignment keeps adding/removing replicas in ZK and starts from the
-    # origin replicas; before, ZK holds OAR + RAR and /admin/reassign_partitions the target.
+    # origin replicas; before, ZK holds OAR + RAR and /admin/reassign_partitions the target,
+    # and `maybeTriggerPartitionReassignment` ignores a target equal to the assignment and
+    # forgets the reassignments of topics queued for deletion.
     kip455_reassignment: bool
     # KIP-570 (IBP 2.6): StopReplica (v3) carries each partition's leader epoch, and one
     # request per broker holds both kinds; before, v0-v2 carry none.
@@ -71,7 +73,8 @@ class KafkaProfile:
     # reloaded its cache on the IsrChangeNotification.
     alter_isr: bool
     # KIP-841 (3.3): AlterPartition also rejects an ahead epoch (NOT_CONTROLLER), a
-    # leaderless partition and non-live ISR members (INELIGIBLE_REPLICA).
+    # leaderless partition and non-live ISR members (INELIGIBLE_REPLICA); before, an ahead
+    # epoch is written as the request (or the leader's own write) carries it.
     alter_partition_kip841: bool
     # KIP-704 (IBP 3.2): an unclean election leaves the leader RECOVERING.
     leader_recovery_state: bool
