@@ -25,6 +25,7 @@ from typing import Any, NamedTuple
 
 from schemas import event_types as ET
 from statemachine.events import Event
+from statemachine.profiles import KafkaProfile
 from statemachine.rows import BrokerIntervalRow, ControllerRow, FindingRow, Ints
 
 # Step kinds.
@@ -143,9 +144,13 @@ def build_timeline(
     initial_live: Iterable[int] = (),
     initial_epoch: int = 0,
     initial_controller: int = -1,
+    profile: KafkaProfile | None = None,
 ) -> ClusterTimeline:
     """Fold the cluster-scope events (any order) into a timeline; deletion-activity events
     among them become `DELETION` steps, other event types are ignored.
+
+    `profile` (default 3.7's) decides whether a re-registration of a known broker is a
+    bounce (`KafkaProfile.broker_bounce`).
 
     Events Kafka's controller could not have seen (a failure of a broker that was never
     registered, a controlled shutdown of an unknown broker) are not applied and become
@@ -155,13 +160,14 @@ def build_timeline(
     for e in cluster_events:
         by_seq.setdefault(e.seq, []).append(e)
     fold = _Folding(frozenset(initial_live), frozenset(), initial_epoch, initial_controller)
+    bounces = profile is None or profile.broker_bounce
     initial = ClusterState(fold.live, fold.shutting_down, fold.epoch, fold.controller)
     for seq in sorted(by_seq):
         group = by_seq[seq]
         for e in group:
             if e.event_type == ET.CONTROLLER_FAILOVER:
                 _controller_failover(fold, e)
-        _broker_change(fold, seq, group)
+        _broker_change(fold, seq, group, bounces)
         _controlled_shutdowns(fold, seq, group)
         _deletion_activity(fold, seq, group)
     return ClusterTimeline(tuple(fold.steps), initial, tuple(fold.findings))
@@ -184,17 +190,21 @@ def _controller_failover(fold: _Folding, e: Event) -> None:
                 broker=fold.controller)
 
 
-def _broker_change(fold: _Folding, seq: int, group: list[Event]) -> None:
+def _broker_change(fold: _Folding, seq: int, group: list[Event], bounces: bool) -> None:
     """The broker startups and failures of one seq as one `BrokerChange`
     (`KafkaController.processBrokerChange`): new, bounced (re-registered while known) and
-    dead brokers. A failure of an unregistered broker is ignored."""
+    dead brokers. A failure of an unregistered broker is ignored.
+
+    Version note: before 2.2 (KIP-380, `bounces` false) the handler compared only the ids
+    registered in ZK with the known ones: a known broker that registers again is neither
+    new nor dead, and nothing happens (it keeps its place, shutting down or not)."""
     starting = _brokers_of(group, ET.BROKER_STARTUP)
     failing = _brokers_of(group, ET.BROKER_FAILURE)
     if not (starting or failing):
         return
     known = fold.live | fold.shutting_down
     new = tuple(b for b in starting if b not in known)
-    bounced = tuple(b for b in starting if b in known)
+    bounced = tuple(b for b in starting if b in known) if bounces else ()
     dead = tuple(b for b in failing if b in known and b not in starting)
     for e in group:
         if e.event_type == ET.BROKER_FAILURE and e.broker_id not in known:
@@ -205,7 +215,9 @@ def _broker_change(fold: _Folding, seq: int, group: list[Event]) -> None:
             fold.findings.append(_finding(
                 e, "contradictory_broker_change",
                 f"broker {e.broker_id} both started and failed in one event; "
-                "treated as a bounce"))
+                + ("treated as a bounce" if bounces else
+                   "the ZooKeeper read finds it registered (before 2.2 a re-registration "
+                   "of a known broker changes nothing)")))
     live = (fold.live | frozenset(new) | frozenset(bounced)) - frozenset(dead)
     # A bounced or dead broker is no longer shutting down (`onBrokerFailure` removes it
     # from shuttingDownBrokerIds first).

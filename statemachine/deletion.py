@@ -92,7 +92,11 @@ def resume_deletions(ctx: ControllerContext, topic: Topic) -> None:
 def complete(ctx: ControllerContext, topic: Topic, replicas: Sequence[Replica]) -> None:
     """`completeDeleteTopic`, then `removeTopic`: assignments, leadership and deletion
     bookkeeping go; partition states stay (as NonExistentPartition)."""
+    parts = list(dict.fromkeys(p for p, _ in replicas))
     handle_replica_changes(ctx, topic, replicas, R.NonExistentReplica)
+    if not ctx.config.profile.deletion_start_non_existent:
+        # Version note: before 2.1 (KAFKA-6753) the partitions leave only now.
+        _to_non_existent(ctx, topic, parts)
     for part in topic.parts.values():
         ctx.set_assignment(topic, part, ())
         part.clear_leadership()
@@ -106,14 +110,21 @@ def complete(ctx: ControllerContext, topic: Topic, replicas: Sequence[Replica]) 
 def on_topic_deletion(ctx: ControllerContext, topic: Topic) -> None:
     parts = [p for p in topic.sorted_parts() if p.replicas]
     if not topic.deletion_started:
-        handle_partition_changes(ctx, topic, parts, PartitionState.OfflinePartition)
-        handle_partition_changes(ctx, topic, parts, PartitionState.NonExistentPartition)
+        # Version note: from 2.1 (KAFKA-6753) the partitions leave when the deletion
+        # starts; before, at its completion (`complete`).
+        if ctx.config.profile.deletion_start_non_existent:
+            _to_non_existent(ctx, topic, parts)
         topic.deletion_started = True
     batch = RequestBatch(ctx, topic)
     for part in parts:
         batch.add_update_metadata(part)
     batch.send()
     on_partition_deletion(ctx, topic, parts)
+
+
+def _to_non_existent(ctx: ControllerContext, topic: Topic, parts: Sequence[Part]) -> None:
+    handle_partition_changes(ctx, topic, parts, PartitionState.OfflinePartition)
+    handle_partition_changes(ctx, topic, parts, PartitionState.NonExistentPartition)
 
 
 def on_partition_deletion(ctx: ControllerContext, topic: Topic, parts: Sequence[Part]) -> None:

@@ -112,6 +112,16 @@ def _broker_change(ctx: ControllerContext, step: ClusterStep) -> None:
         ctx.live_or_shutting_down -= gone
 
     live, shutting_down = step.live_before, step.shutting_down_before
+    if not ctx.config.profile.broker_bounce:
+        # Version note: before 2.2 (KIP-380) the live brokers become ZK's at once, before
+        # either phase (`controllerContext.liveBrokers = curBrokers`): the dead brokers are
+        # gone already while the new ones start. No bounces (the timeline has none).
+        enter((live | frozenset(step.new)) - gone, shutting_down - gone)
+        if step.new:
+            _startup(ctx, step.new)
+        if step.dead:
+            _failure(ctx, step.dead)
+        return
     if step.new:
         live = live | frozenset(step.new)
         enter(live, shutting_down)
@@ -206,8 +216,8 @@ def _offline_and_retry(ctx: ControllerContext, topic: Topic, parts: Sequence[Par
 def on_controlled_shutdown(ctx: ControllerContext, topic: Topic, broker: int) -> None:
     """`KafkaController.doControlledShutdown` after its checks: move leadership off the
     broker, take it out of the ISRs it follows. RF=1 partitions and topics queued for
-    deletion are left alone."""
-    if topic.queued_for_deletion:
+    deletion are left alone (version note: the latter from 2.1, KAFKA-6753)."""
+    if topic.queued_for_deletion and ctx.config.profile.shutdown_skips_deleted_topics:
         return
     act_on = [p for p in topic.sorted_parts()
               if broker in p.replicas and len(p.replicas) > 1 and p.has_leadership]
@@ -275,9 +285,9 @@ def on_controller_failover(ctx: ControllerContext, topic: Topic) -> None:
     trigger_online(ctx, topic, parts)
     # initializePartitionReassignments resumes every in-memory reassignment through
     # maybeResumeReassignments, which (unlike the API/znode trigger) does not skip topics
-    # queued for deletion.
+    # queued for deletion. Version note: not so before 2.4 (`resumed_at_failover`).
     for part in parts:
-        if part.being_reassigned:
+        if part.being_reassigned and reassignment.resumed_at_failover(ctx, topic, part):
             reassignment.on_partition_reassignment(
                 ctx, topic, part, reassignment.current_assignment(part))
     deletion.resume_deletions(ctx, topic)
@@ -349,7 +359,12 @@ def _reassignment_requested(ctx: ControllerContext, e: Event) -> None:
 def _isr_changed(ctx: ControllerContext, e: Event) -> None:
     """An ISR change by the leader: AlterPartition (`KafkaController.processAlterPartition`)
     or, before 2.7, the leader's own
-    ZK write seen through an IsrChangeNotification. The leader epoch never changes."""
+    ZK write seen through an IsrChangeNotification. From 3.3 the request's leader epoch is
+    the current one (any other is rejected), so the leader epoch never changes.
+
+    Version note: before 3.3 an accepted request with a leader epoch ahead of the
+    controller's is written as it came (AlterIsr writes the request's `LeaderAndIsr`; before
+    2.7 the controller reloads what the leader wrote): the epoch is the request's."""
     found = _known_part(ctx, e, "alter_partition_rejected")
     if found is None:
         return
@@ -363,8 +378,12 @@ def _isr_changed(ctx: ControllerContext, e: Event) -> None:
         # for a rejected partition, with its unchanged state.
         send_update_metadata(ctx, topic, part)
         return
-    if isr != part.isr:
+    ahead = e.leader_epoch is not None and e.leader_epoch > part.leader_epoch
+    if isr != part.isr or ahead:
         part.isr = isr
+        if ahead:
+            assert e.leader_epoch is not None
+            part.leader_epoch = e.leader_epoch
         part.zk_version += 1
         if len(isr) > 1:
             part.recovering = False  # a RECOVERING leader may only grow the ISR once done
@@ -426,8 +445,11 @@ def _preferred_election(ctx: ControllerContext, e: Event) -> None:
     if found is None:
         return
     topic, part = found
-    if part.has_leadership and part.leader == part.replicas[0]:
-        return  # ELECTION_NOT_NEEDED
+    if part.has_leadership and part.leader == part.replicas[0] \
+            and ctx.config.profile.preferred_skips_elected:
+        # ELECTION_NOT_NEEDED. Version note: before 2.2 (KAFKA-5692) the preferred replica
+        # was elected again, with a new leader epoch.
+        return
     results = handle_partition_changes(ctx, topic, [part], P.OnlinePartition,
                                        preferred_strategy)
     if not results.get(part.partition, False):
@@ -456,7 +478,9 @@ def _topic_config_changed(ctx: ControllerContext, e: Event) -> None:
                     f"config change for topic {e.topic}, which does not exist")
         return
     topic.unclean_leader_election_enable = e.unclean_leader_election
-    if e.unclean_leader_election:
+    # Version note: before 2.1 (KAFKA-6835) only the broker-level setting triggered
+    # elections; the topic's is read at its next election.
+    if e.unclean_leader_election and ctx.config.profile.topic_unclean_trigger:
         # TopicUncleanLeaderElectionEnable: only an enable triggers elections.
         trigger_online(ctx, topic, topic.sorted_parts())
 

@@ -4,7 +4,7 @@ The core is written against Kafka 3.7.1. The ZooKeeper-mode controller of older 
 lines differs in a few places; each difference is one named switch of `KafkaProfile`, read
 where the code branches (the places marked "Version note"). Every switch is taken from the
 controller source at the release tags; docs/core.md ("Version notes") has the table and
-`tests/statemachine/test_profiles.py` cites file and line at the tag for each.
+`tests/statemachine/test_profiles*.py` cite file and line at the tags for each.
 
 `profile_for("2.0")` maps a release line ("X.Y", "X.Y.Z" accepted, the patch ignored) to the
 nearest modelled profile; every line from 0.8 to 3.9 is supported. Pure: no I/O.
@@ -32,9 +32,28 @@ class KafkaProfile:
     # Scala binary version of the release's default build (the hash order of its sets and
     # maps): the pre-2.13 collections up to the 2.x line, 2.13 from 3.0.
     scala_binary: str
+    # KAFKA-6835 (2.1): enabling unclean.leader.election.enable on a topic triggers elections
+    # of its leaderless partitions; before, only the broker-level setting did (the topic's
+    # setting is read at the next election).
+    topic_unclean_trigger: bool
+    # KAFKA-6753 (2.1): the partitions of a topic being deleted move Offline and
+    # NonExistentPartition when its deletion starts (`onTopicDeletion`); before, when it
+    # completes (`completeDeleteTopic`).
+    deletion_start_non_existent: bool
+    # KAFKA-6753 (2.1): a controlled shutdown leaves the partitions of topics queued for
+    # deletion alone; before, it moved their leadership and stopped their followers too.
+    shutdown_skips_deleted_topics: bool
     # KAFKA-7482 (2.1): controlled-shutdown elections send the LeaderAndIsr to the
     # shutting-down broker too; before, only to live replicas that are not shutting down.
     shutdown_notifies_shutting_down: bool
+    # KAFKA-5692 (2.2): a preferred election of a partition its preferred replica already
+    # leads is not needed; before, it was elected again (a new leader epoch).
+    preferred_skips_elected: bool
+    # KIP-380 (KAFKA-7235, 2.2): the broker change handler finds bounced brokers (a newer
+    # registration of a known id) and runs their failure and startup, updating liveness per
+    # phase; before, it found only new and dead brokers and set the live brokers to ZK's
+    # at once, so a bounce went unseen and dead brokers were gone already at the startup.
+    broker_bounce: bool
     # KAFKA-8237 (2.3): OfflineReplica is a valid previous state of
     # ReplicaDeletionIneligible; before, only ReplicaDeletionStarted.
     ineligible_from_offline: bool
@@ -42,14 +61,20 @@ class KafkaProfile:
     # OfflineReplica (shrinking ISRs, dropping dead leaders); before, they stay as ZK has them.
     failover_offline_transition: bool
     # KIP-455 (2.4): reassignment keeps adding/removing replicas in ZK and starts from the
-    # origin replicas; before, ZK holds OAR + RAR and /admin/reassign_partitions the target.
+    # origin replicas; before, ZK holds OAR + RAR and /admin/reassign_partitions the target,
+    # and `maybeTriggerPartitionReassignment` ignores a target equal to the assignment and
+    # forgets the reassignments of topics queued for deletion.
     kip455_reassignment: bool
+    # KIP-570 (IBP 2.6): StopReplica (v3) carries each partition's leader epoch, and one
+    # request per broker holds both kinds; before, v0-v2 carry none.
+    stop_replica_leader_epoch: bool
     # KIP-497 (2.7): an ISR change reaches the controller as an AlterIsr request, which it
     # validates (leader epoch); before, the leader wrote ZK and the controller only
     # reloaded its cache on the IsrChangeNotification.
     alter_isr: bool
     # KIP-841 (3.3): AlterPartition also rejects an ahead epoch (NOT_CONTROLLER), a
-    # leaderless partition and non-live ISR members (INELIGIBLE_REPLICA).
+    # leaderless partition and non-live ISR members (INELIGIBLE_REPLICA); before, an ahead
+    # epoch is written as the request (or the leader's own write) carries it.
     alter_partition_kip841: bool
     # KIP-704 (IBP 3.2): an unclean election leaves the leader RECOVERING.
     leader_recovery_state: bool
@@ -59,10 +84,16 @@ def _profile(name: str, scala: str, since: tuple[int, int]) -> KafkaProfile:
     """The profile of the line `since`: every switch whose release is at or below it."""
     return KafkaProfile(
         name=name, scala_binary=scala,
+        topic_unclean_trigger=since >= (2, 1),
+        deletion_start_non_existent=since >= (2, 1),
+        shutdown_skips_deleted_topics=since >= (2, 1),
         shutdown_notifies_shutting_down=since >= (2, 1),
+        broker_bounce=since >= (2, 2),
+        preferred_skips_elected=since >= (2, 2),
         ineligible_from_offline=since >= (2, 3),
         failover_offline_transition=since >= (2, 3),
         kip455_reassignment=since >= (2, 4),
+        stop_replica_leader_epoch=since >= (2, 6),
         alter_isr=since >= (2, 7),
         alter_partition_kip841=since >= (3, 3),
         leader_recovery_state=since >= (3, 2),
@@ -76,9 +107,11 @@ PROFILES: Final[tuple[tuple[tuple[int, int], KafkaProfile], ...]] = (
     ((3, 2), _profile("3.2", "2.13", (3, 2))),
     ((3, 0), _profile("3.1", "2.13", (3, 0))),
     ((2, 7), _profile("2.8", "2.12", (2, 7))),
-    ((2, 4), _profile("2.6", "2.12", (2, 4))),
+    ((2, 6), _profile("2.6", "2.12", (2, 6))),
+    ((2, 4), _profile("2.5", "2.12", (2, 4))),
     ((2, 3), _profile("2.3", "2.12", (2, 3))),
-    ((2, 1), _profile("2.2", "2.12", (2, 1))),
+    ((2, 2), _profile("2.2", "2.12", (2, 2))),
+    ((2, 1), _profile("2.1", "2.12", (2, 1))),
     ((0, 0), _profile("2.0", "2.12", (2, 0))),
 )
 

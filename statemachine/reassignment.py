@@ -54,6 +54,8 @@ def current_assignment(part: Part) -> Assignment:
 
 def request(ctx: ControllerContext, topic: Topic, part: Part, target: Ints) -> None:
     """A reassignment request (ZK znode or AlterPartitionReassignments API)."""
+    if topic.queued_for_deletion and part.replicas and not ctx.config.profile.kip455_reassignment:
+        drop_before_kip455(ctx, topic, part)  # "Skipping reassignment ... being deleted"
     if topic.queued_for_deletion or not part.replicas:
         ctx.finding(topic.name, part.partition, None, "reassignment_rejected",
                     f"UNKNOWN_TOPIC_OR_PARTITION: {topic.name}-{part.partition} "
@@ -63,6 +65,11 @@ def request(ctx: ControllerContext, topic: Topic, part: Part, target: Ints) -> N
     if ctx.config.profile.kip455_reassignment:
         # maybeBuildReassignment: an ongoing reassignment is re-targeted from its origin.
         new = current_assignment(part).reassign_to(target)
+    elif part.replicas == target:
+        # Version note: before 2.4 "Partition ... to be reassigned is already assigned to
+        # replicas ... Ignoring request for partition reassignment": no epoch bump.
+        drop_before_kip455(ctx, topic, part)
+        return
     else:
         new = _zk_context(part, target)
     offline_adding = [r for r in new.adding if r not in ctx.live]
@@ -156,6 +163,26 @@ def stop_removed_replicas(ctx: ControllerContext, topic: Topic, part: Part, remo
 # ZK holds the assignment OAR + RAR while a reassignment runs and /admin/reassign_partitions
 # the target RAR; the replay keeps RAR as `removing` (AR - RAR) and the replicas to start as
 # `adding` (RAR - AR at request time), the controller's `partitionsBeingReassigned`.
+
+
+def resumed_at_failover(ctx: ControllerContext, topic: Topic, part: Part) -> bool:
+    """Whether a failover resumes the reassignment of `part`. From 2.4 every one is
+    (`maybeResumeReassignments`); before, `maybeTriggerPartitionReassignment` drops those
+    of a topic queued for deletion and those whose assignment (OAR + RAR) is already the
+    target RAR (a pure expansion: RAR ++ OAR adds nothing after RAR), and resumes the rest."""
+    if ctx.config.profile.kip455_reassignment:
+        return True
+    if topic.queued_for_deletion or part.replicas == part.target_replicas:
+        drop_before_kip455(ctx, topic, part)
+        return False
+    return True
+
+
+def drop_before_kip455(ctx: ControllerContext, topic: Topic, part: Part) -> None:
+    """`removePartitionFromReassignedPartitions`: the controller forgets the reassignment;
+    the assignment stays as ZK has it (OAR + RAR when one was running)."""
+    if part.being_reassigned:
+        ctx.set_assignment(topic, part, part.replicas)
 
 
 def _zk_context(part: Part, target: Ints) -> Assignment:

@@ -90,7 +90,7 @@ class StopReplicaEntry(NamedTuple):
     """What a batch holds for one (broker, partition) StopReplica."""
 
     delete_partition: bool
-    leader_epoch: int
+    leader_epoch: int | None  # None: the request has no leader epochs (before IBP 2.6)
 
 
 class RequestBatch:
@@ -159,7 +159,9 @@ class RequestBatch:
                 part.zk_version, part.replicas, offline))
 
     def add_stop_replica(self, brokers: Ints, part: Part, delete: bool) -> None:
-        epoch = stop_replica_epoch(self.topic, part)
+        # Version note: StopReplica carries leader epochs from IBP 2.6 (KIP-570, v3).
+        epoch = (stop_replica_epoch(self.topic, part)
+                 if self.ctx.config.profile.stop_replica_leader_epoch else None)
         entries = self.stop_replica
         p = part.partition
         for b in brokers:

@@ -139,7 +139,7 @@ class StopReplicaRow(NamedTuple):
     topic: str
     partition: int
     delete_partition: bool
-    leader_epoch: int
+    leader_epoch: int | None  # None before IBP 2.6: StopReplica v0-v2 carry no epochs
 
 
 class FindingRow(NamedTuple):

@@ -304,7 +304,7 @@ def timeline_stage(spark: SparkSession, s: Settings, seed: Seed | None = None) -
         scan = dataclasses.replace(scan, facts=history.run_facts)
     if seed is not None:
         seed_clusters(scan, s)  # before anything is written
-    timelines = build_timelines(scan)
+    timelines = build_timelines(scan, s.config.profile)
     rows_written: dict[str, dict[str, int]] = {c: {} for c in timelines}
     batches: dict[str, list[pa.RecordBatch]] = {table: [] for table in TIMELINE_TABLES}
     for cluster, timeline in timelines.items():

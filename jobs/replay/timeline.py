@@ -46,6 +46,7 @@ from statemachine.cluster import (
     controller_rows,
 )
 from statemachine.events import Event
+from statemachine.profiles import KafkaProfile
 
 EVENT_FIELDS = Event._fields
 
@@ -185,10 +186,13 @@ def log_scan(clusters: Iterable[str], events: Mapping[str, Iterable[Event]],
                    {c: sort_events(events.get(c, ())) for c in ordered}, dict(facts or {}))
 
 
-def build_timelines(scan: LogScan) -> dict[str, ClusterTimeline]:
+def build_timelines(scan: LogScan, profile: KafkaProfile | None = None
+                    ) -> dict[str, ClusterTimeline]:
     """One timeline per cluster of the log (a cluster without cluster events gets an empty
-    one: no broker is live until a ControllerFailover or BrokerStartup says so)."""
-    return {c: build_timeline(scan.cluster_events.get(c, [])) for c in scan.buckets}
+    one: no broker is live until a ControllerFailover or BrokerStartup says so), under the
+    release `profile` replayed (default 3.7's)."""
+    return {c: build_timeline(scan.cluster_events.get(c, []), profile=profile)
+            for c in scan.buckets}
 
 
 def timeline_rows(timeline: ClusterTimeline) -> dict[str, list[tuple[Any, ...]]]:

@@ -87,7 +87,7 @@ def replay_variants(spark: SparkSession, events_dir: str, run_id: str, buckets: 
     scan = scan_log(read_events(spark, events_dir), buckets, context)
     clusters = sorted(scan.buckets)
     variants = variant_scan(scan, plans, buckets)
-    timelines = build_timelines(variants)
+    timelines = build_timelines(variants, plans[0].config.profile if plans else None)
     staging = f"{checkpoint}/tables"
     write_timelines(spark, timelines, staging, run_id)
     rows = key_events(edited_stream(spark, events_dir, max_file_age, plans, clusters,

@@ -228,6 +228,15 @@ class Log:
             self._add(ET.BROKER_FAILURE, same_seq=True, broker_id=b)
         return seq
 
+    def broker_change(self, started: Sequence[int], failed: Sequence[int]) -> int:
+        """One broker-change event in which `started` brokers register and `failed` ones
+        disappear."""
+        rows = [(ET.BROKER_STARTUP, b) for b in started] + [(ET.BROKER_FAILURE, b) for b in failed]
+        seq = self._add(rows[0][0], broker_id=rows[0][1])
+        for event_type, b in rows[1:]:
+            self._add(event_type, same_seq=True, broker_id=b)
+        return seq
+
     def controlled_shutdown(self, broker: int) -> int:
         return self._add(ET.CONTROLLED_SHUTDOWN, broker_id=broker)
 
@@ -288,7 +297,8 @@ def replay_log(log: Log | Iterable[Event], config: ReplayConfig | None = None,
     the rest."""
     events = log.events if isinstance(log, Log) else list(log)
     _, other = split(events)
-    return replay(state, other, build_timeline(events), config)
+    return replay(state, other,
+                  build_timeline(events, profile=config.profile if config else None), config)
 
 
 def pstate_row(out: Outputs, topic: str, partition: int) -> PartitionStateRow:

@@ -4,10 +4,12 @@ before and after the change, with the controller source at the tags of apache/ka
 
 from __future__ import annotations
 
+from dataclasses import fields
+
 import pytest
 
 from statemachine.context import ReplayConfig
-from statemachine.profiles import PROFILES, profile_for, supported_lines
+from statemachine.profiles import PROFILES, KafkaProfile, profile_for, supported_lines
 from tests.helpers.core import (
     Log,
     at,
@@ -30,7 +32,8 @@ def _cfg(version: str) -> ReplayConfig:
 
 @pytest.mark.parametrize(("version", "profile"), [
     ("0.8", "2.0"), ("0.11", "2.0"), ("1.1", "2.0"), ("2.0", "2.0"), ("2.0.1", "2.0"),
-    ("2.1", "2.2"), ("2.2", "2.2"), ("2.3", "2.3"), ("2.4", "2.6"), ("2.6", "2.6"),
+    ("2.1", "2.1"), ("2.1.1", "2.1"), ("2.2", "2.2"), ("2.3", "2.3"), ("2.4", "2.5"),
+    ("2.5", "2.5"), ("2.6", "2.6"),
     ("2.7", "2.8"), ("2.8", "2.8"), ("3.0", "3.1"), ("3.1", "3.1"), ("3.2", "3.2"),
     ("3.3", "3.7"), ("3.7", "3.7"), ("3.7.1", "3.7"), ("3.9", "3.7"),
 ])
@@ -60,11 +63,13 @@ def test_scala_binary_is_pre_2_13_up_to_the_2_x_line_and_2_13_from_3_0() -> None
 
 
 def test_the_default_config_is_the_3_7_profile() -> None:
+    """Every switch is True at 3.7 (the baseline), and every older profile has some off."""
     assert ReplayConfig().profile == profile_for("3.7")
-    assert all(getattr(profile_for("3.7"), f) for f in (
-        "shutdown_notifies_shutting_down", "ineligible_from_offline",
-        "failover_offline_transition",
-        "kip455_reassignment", "alter_isr", "alter_partition_kip841", "leader_recovery_state"))
+    switches = [f.name for f in fields(KafkaProfile) if f.type == "bool"]
+    assert len(switches) >= 10
+    assert all(getattr(profile_for("3.7"), name) for name in switches)
+    for _, profile in PROFILES[1:]:
+        assert not all(getattr(profile, name) for name in switches), profile.name
 
 
 # -- failover: OfflineReplica for dead replicas (KAFKA-3143) ---------------------------------
@@ -230,6 +235,27 @@ def test_retarget_before_2_4_keeps_the_first_targets_until_completion() -> None:
         assert (C in pstate_row(out, "t", 0).replicas) is kept, version
 
 
+# -- StopReplica leader epochs (KIP-570, IBP 2.6) -------------------------------------------
+
+
+@pytest.mark.parametrize(("version", "epochs"), [("2.5", {None}), ("2.6", {0}), ("3.7", {0})])
+def test_stop_replica_carries_leader_epochs_from_2_6(version: str, epochs: set[int | None]
+                                                     ) -> None:
+    """ControllerChannelManager.scala at 2.5.0, lines 396-401: a StopReplica entry is the
+    replica and the delete flag only (v0-v2, lines 547-551); at 2.6.0, lines 400-413, each
+    partition's leader epoch is added (v3 from IBP 2.6, line 548). A controlled shutdown
+    of the follower C stops its replica (delete=false)."""
+    log = Log()
+    log.failover(0, [A, B, C])
+    log.create("t", 0, [A, B, C])  # leader A, epoch 0
+    seq = log.controlled_shutdown(C)
+    _, out = replay_log(log, _cfg(version))
+    sent = at(out.stop_replica, seq)
+    # One from doControlledShutdown, one from the OfflineReplica transition.
+    assert [(r.broker_id, r.delete_partition) for r in sent] == [(C, False), (C, False)]
+    assert {r.leader_epoch for r in sent} == epochs
+
+
 # -- ISR changes: ZK notification, AlterIsr (KIP-497), AlterPartition (KIP-841) -------------
 
 
@@ -262,6 +288,31 @@ def test_ahead_epoch_and_dead_isr_member(version: str, accepted: bool) -> None:
     for epoch, isr in ((5, [A]), (1, [A, B, C])):
         _, out = replay_log(_isr_log(epoch, isr), _cfg(version))
         assert (final(out, "t", 0).isr == tuple(isr)) is accepted, (epoch, isr)
+
+
+@pytest.mark.parametrize("version", ["2.6", "2.7", "2.8", "3.1", "3.2"])
+def test_an_ahead_leader_epoch_is_written_as_the_request_carries_it(version: str) -> None:
+    """KafkaController.scala at 2.7.0, line 2208: the AlterIsr request becomes
+    `new LeaderAndIsr(brokerId, partitionReq.leaderEpoch, newIsr, ...)`; lines 2283-2292
+    fence only a lower epoch, and `zkClient.updateLeaderAndIsr` (line 2301) writes the
+    request's epoch (3.2.0: line 2258, lines 2367-2376 and 2385, the same). Before 2.7
+    the leader wrote its own epoch (Partition.scala at 2.6.0, lines 1196 and 1202) and
+    the controller reloaded it. An ahead epoch with the same ISR is no echo
+    (`equalsIgnoreZk` compares the epoch): it is written too."""
+    for epoch, isr in ((5, [A]), (5, [A, B])):
+        log = _isr_log(epoch, isr)
+        _, out = replay_log(log, _cfg(version))
+        assert final(out, "t", 0)[1:4] == (A, tuple(isr), 5), (epoch, isr)
+        [write] = at(out.partition_state_writes, log.seq)
+        assert (write.leader_epoch, write.cause) == (5, "isr_change")
+
+
+def test_from_3_3_an_ahead_leader_epoch_is_refused_and_nothing_is_written() -> None:
+    """KafkaController.scala at 3.3.1, lines 2339-2344: NOT_CONTROLLER for an ahead epoch."""
+    log = _isr_log(5, [A, B])
+    _, out = replay_log(log, _cfg("3.3"))
+    assert final(out, "t", 0)[1:4] == (A, (A, B), 1)
+    assert not at(out.partition_state_writes, log.seq)
 
 
 def test_isr_change_before_2_7_keeps_the_stored_controller_epoch() -> None:

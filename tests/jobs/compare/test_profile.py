@@ -23,7 +23,7 @@ def test_a_detected_range_within_one_profile_picks_it() -> None:
 def test_a_range_spanning_profiles_picks_the_newest_and_says_so() -> None:
     choice = choose_profile(None, "1.0-2.2")
     assert choice.profile == "2.2"
-    assert "spanning profiles 2.0, 2.2" in choice.reason
+    assert "spanning profiles 2.0, 2.1, 2.2" in choice.reason
 
 
 def test_nothing_detected_or_unreadable_is_the_default() -> None:

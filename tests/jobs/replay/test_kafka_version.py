@@ -46,6 +46,24 @@ def test_replay_2_0_keeps_the_dead_leader_after_failover_and_3_7_drops_it(
         assert (row["leader"], list(row["isr"])) == (leader, [B]), out
 
 
+@pytest.mark.slow
+def test_replay_2_1_sees_no_bounce_and_3_7_does(spark: Any, tmp_path: Path) -> None:
+    """The profile reaches the timeline too: KafkaController.scala at 2.1.0, lines
+    1246-1247, finds only new and dead brokers, so A registering again changes nothing;
+    from 2.2.0 (lines 1299-1300, 1320-1325) A's bounce moves the leadership to B."""
+    events = tmp_path / "events"
+    write_log(events, [*LOG[:2], ev(3, ET.BROKER_STARTUP, broker_id=A)])
+    assert _run(events, tmp_path / "old", "--kafka-version", "2.1") == 0
+    assert _run(events, tmp_path / "new") == 0
+    for out, leader, intervals in (("old", A, 1), ("new", B, 2)):
+        [row] = (read_table(spark, str(tmp_path / out), "partition_states")
+                 .where(F.col("topic") == "t").collect())
+        assert row["leader"] == leader, out
+        broker_a = (read_table(spark, str(tmp_path / out), "broker_timeline")
+                    .where(F.col("broker_id") == A).count())
+        assert broker_a == intervals, out
+
+
 def _refused(tmp_path: Path, capsys: Any, version: str) -> str:
     """Runs the replay with `--kafka-version version`: exit 2, nothing written, one line."""
     events = tmp_path / "events"
