@@ -49,6 +49,11 @@ def test_ingest_job_matches_pure_pipeline(spark: Any, tmp_path: Path) -> None:
     # later ones find it known.
     assert [(e[3], e[-4], e[-1]) for e in want_events if e[1] == "PartitionSnapshot"] == [
         ("old", 2, "OnlinePartition")]
+    # An ISR change notification's UpdateMetadata line (2.3) is an IsrChanged out of Spark
+    # too, though the line is no event of its own.
+    assert [(e[3], e[6]) for e in want_events if e[1] == "IsrChanged"
+            and e[11].endswith("isr-notification/ak2.3/state-change.log:3")] == [
+        ("orders", (1, 2))]
     assert len({r.seq for r in events.collect()}) == max(e.seq for e in expected.events)
     ts_by_source = {r.source: r.ts for r in events.collect()}
     for e in expected.events:  # the session time zone is UTC
