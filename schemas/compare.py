@@ -69,7 +69,7 @@ TRANSITIONS_SCHEMA = T.StructType([
     _f("from_state", T.StringType()),
     _f("to_state", T.StringType()),
     _f("outcome", T.StringType()),  # applied | rejected | failed
-    _f("evidence", T.StringType()),  # observed | inferred | observed_only
+    _f("evidence", T.StringType()),  # observed | inferred | observed_only | seeded
     _f("source", T.StringType()),
 ])
 
@@ -94,8 +94,8 @@ COMPARE_SUMMARY_SCHEMA = T.StructType([
 
 # The replay's state_changes (tag C, `n` = step), leader_and_isr_requests and
 # update_metadata_requests (tag L, `n` = batch), partition_state_writes (tag W, `n` = write),
-# partition_states (tag P) and replica_states (tag R), each with the columns it lacks as
-# nulls.
+# partition_states (tag P) and replica_states (tag R), and the leadership of the ingest's
+# PartitionSnapshot events (tag S), each with the columns it lacks as nulls.
 REPLAYED_SCHEMA = T.StructType([
     *_PARTITION_KEY,
     _f("tag", T.StringType()),
@@ -106,6 +106,7 @@ REPLAYED_SCHEMA = T.StructType([
     _f("from_state", T.StringType()),
     _f("to_state", T.StringType()),
     _f("outcome", T.StringType()),
+    _f("reason", T.StringType()),
     _f("leader", T.IntegerType()),
     _f("leader_epoch", T.IntegerType()),
     _f("isr", _INTS),

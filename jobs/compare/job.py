@@ -18,7 +18,8 @@ the newest run unless
     transitions/        every transition: `observed` (the replay made it and Kafka logged it),
                         `inferred` (only the replay: Kafka 2.6+ logs most transitions at TRACE,
                         which the default INFO config drops), `observed_only` (Kafka logged it,
-                        the replay did not: a divergence)
+                        the replay did not: a divergence), `seeded` (logged by the failover
+                        block whose PartitionSnapshot the replay first knew the partition from)
     compare_summary/    counts by status and by evidence; `kafka_profile:<name>`, the release
                         profile the comparison holds the replay to (`jobs.compare.profile`:
                         --kafka-version, else the release the ingest detected)
@@ -52,6 +53,7 @@ from jobs.compare.partitions import (
     compare_partition,
 )
 from jobs.compare.profile import ProfileChoice, choose_profile
+from schemas import event_types as ET
 from schemas.arrow import arrow_schema
 from schemas.compare import (
     BROKERS_SCHEMA,
@@ -137,11 +139,26 @@ def _replayed_layout(df: DataFrame, tag: str, taken: tuple[str, ...], n: str | N
     return df.select(*columns)
 
 
+def read_seeds(spark: SparkSession, observed: str) -> DataFrame | None:
+    """The leadership of the PartitionSnapshot events in the ingest's `events/` next to the
+    observations (tag S): what the replay holds for a seeded partition until it sends one.
+    None when the observations have no `events/` beside them."""
+    path = observed_dir(observed).rsplit("/", 1)[0] + "/events"
+    if not path_exists(spark, path):
+        return None
+    events = spark.read.parquet(path).filter(
+        (F.col("event_type") == ET.PARTITION_SNAPSHOT) & F.col("leader").isNotNull())
+    events = events.withColumn("cluster", F.coalesce(F.col("cluster"),
+                                                     F.lit(ET.DEFAULT_CLUSTER)))
+    return _replayed_layout(events, "S", ("seq", "leader", "leader_epoch", "isr"))
+
+
 def read_replayed(spark: SparkSession, base: str, run_id: str | None) -> DataFrame:
     def table(name: str) -> DataFrame:
         return read_replay_table(spark, base, name, run_id)
 
-    transitions = ("seq", "broker_id", "machine", "from_state", "to_state", "outcome")
+    transitions = ("seq", "broker_id", "machine", "from_state", "to_state", "outcome",
+                   "reason")
     leadership = ("seq", "leader", "leader_epoch", "isr")
     return (
         _replayed_layout(table("state_changes"), "C", transitions, n="step")
@@ -177,8 +194,11 @@ def extract(spark: SparkSession, args: argparse.Namespace) -> Inputs:
     broker_lists = (spark.read.parquet(obs_dir).filter(F.col("kind").isin(*BROKER_KINDS))
                     .select("cluster", "seq", "pos", "source", "kind", "brokers").collect())
     timeline = read_replay_table(spark, args.replayed, "broker_timeline", run_id).collect()
-    return Inputs(observed, read_replayed(spark, args.replayed, run_id), broker_lists,
-                  timeline)
+    replayed = read_replayed(spark, args.replayed, run_id)
+    seeds = read_seeds(spark, args.observed)
+    if seeds is not None:
+        replayed = replayed.unionByName(seeds)
+    return Inputs(observed, replayed, broker_lists, timeline)
 
 
 # -- transform -----------------------------------------------------------------------------
@@ -203,11 +223,12 @@ def compare_group(key: tuple[pa.Scalar, ...], observed: pa.Table, replayed: pa.T
     changes = [{**x, "step": x["n"]} for x in rows if x["tag"] == "C"]
     leadership = [{**x, "batch": x["n"]} for x in rows if x["tag"] == "L"]
     writes = [{**x, "write": x["n"]} for x in rows if x["tag"] == "W"]
+    seeds = [{**x, "batch": 0} for x in rows if x["tag"] == "S"]
     partition_state = next((x["state"] for x in rows if x["tag"] == "P"), None)
     replica_states = {int(x["broker_id"]): x["state"] for x in rows if x["tag"] == "R"}
     comparison, transitions = compare_partition(
         cluster, topic, int(partition), observed.to_pylist(), changes,
-        leadership, partition_state, replica_states, writes)
+        leadership, partition_state, replica_states, writes, seeds)
     columns: dict[str, list[object]] = {f.name: [] for f in _COMPARED_ARROW}
     tagged = [*((COMPARISON, r._asdict()) for r in comparison),
               *((TRANSITION, r._asdict()) for r in transitions)]

@@ -13,6 +13,17 @@ after removing replica`, `New leader and ISR for partition`) are held against th
 request. ISRs are compared as sets. A value the replay cannot know (nothing replayed yet for
 that partition) is counted neither way.
 
+A partition the replay first knows from a PartitionSnapshot (its rows say "initialized from
+PartitionSnapshot") was seeded with the state a failover block ends in: the failover's own
+transitions, which Kafka logged inside the block before the snapshot's seq
+(`PartitionStateMachine.startup` -> `triggerOnlinePartitionStateChange`,
+`ReplicaStateMachine.startup`), are `seeded`: the last one of each partition and replica is
+held against the state seeded, not against a replay that did not know the partition yet.
+The leadership the snapshot seeded (`seeds`: the ingest's PartitionSnapshot events) is the
+replay's leadership in force until the replay sends one: the full UpdateMetadata Kafka
+sends a newly joined broker (`KafkaController.onBrokerStartup`), which the replay does not
+write as rows, carries it, like any later request of an unchanged partition.
+
 Pure Python, no Kafka rule is decided here: `compare_partition` is what the Spark job runs
 per partition (cogroup), `compare_all` the same over every partition in one process.
 """
@@ -24,10 +35,14 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from jobs.compare.values import Row, render, value
+from schemas import event_types as ET
 from statemachine.rows import APPLIED
+from statemachine.snapshot import REASON as SEEDED_REASON
 
 PARTITION, REPLICA = "partition", "replica"
 OBSERVED, INFERRED, OBSERVED_ONLY = "observed", "inferred", "observed_only"
+# Logged inside the failover block that seeded the partition, before the replay knew it.
+SEEDED = "seeded"
 AGREE, DIFFER, NOT_OBSERVED, NOT_REPLAYED = "agree", "differ", "not_observed", "not_replayed"
 
 # Observation kinds that carry a leader / leader epoch / ISR of the partition.
@@ -166,7 +181,7 @@ class Entity:
 
     __slots__ = ("broker_id", "points", "observed_transitions", "matched", "inferred",
                  "observed_only", "agree", "first", "observed_state", "replayed_state",
-                 "has_replay")
+                 "has_replay", "seeded", "last_seeded_pos")
 
     def __init__(self, broker_id: int | None) -> None:
         self.broker_id = broker_id
@@ -177,6 +192,14 @@ class Entity:
         self.observed_state: str | None = None
         self.replayed_state: str | None = None
         self.has_replay = False
+        # (seq, state) of the PartitionSnapshot the replay first knew this entity from.
+        self.seeded: tuple[int, str] | None = None
+        # `pos` of the last transition Kafka logged for it before that seq.
+        self.last_seeded_pos: int | None = None
+
+    def seeded_before(self, seq: int) -> bool:
+        """Whether a line at `seq` precedes the snapshot the replay first knew this from."""
+        return self.seeded is not None and seq < self.seeded[0]
 
     def verdict(self, field: str, ok: bool, seq: int, pos: int, observed: object,
                 replayed: object, source: str | None) -> None:
@@ -215,10 +238,12 @@ class PartitionComparison:
 
     def __init__(self, cluster: str, topic: str, partition: int,
                  leadership: list[ReplayedLeadership],
-                 writes: list[ReplayedLeadership] | None = None) -> None:
+                 writes: list[ReplayedLeadership] | None = None,
+                 seeds: list[ReplayedLeadership] | None = None) -> None:
         self.cluster, self.topic, self.partition = cluster, topic, partition
         self.leadership = leadership
         self.writes = writes or []
+        self.seeds = seeds or []  # the PartitionSnapshot events' leadership
         self.entities: dict[int | None, Entity] = {}
         # Replayed transitions by (machine, broker), in replay order.
         self.replayed: dict[tuple[str, int | None], list[ReplayedTransition]] = {}
@@ -235,7 +260,10 @@ class PartitionComparison:
         for c in changes:
             machine = c["machine"]
             broker_id = value(c["broker_id"]) if machine == REPLICA else None
-            self.entity(broker_id).has_replay = True
+            e = self.entity(broker_id)
+            if not e.has_replay and c.get("reason") == SEEDED_REASON and c["outcome"] == APPLIED:
+                e.seeded = (value(c["seq"]), c["to_state"])
+            e.has_replay = True
             self.replayed.setdefault((machine, broker_id), []).append(ReplayedTransition(
                 value(c["seq"]), value(c["step"]), c["from_state"], c["to_state"],
                 c["outcome"]))
@@ -247,6 +275,22 @@ class PartitionComparison:
             self.entity(broker_id).replayed_state = state
         if self.leadership or self.writes:
             self.entity(None).has_replay = True
+        own = self.entities.get(None)
+        seeded = own.seeded if own is not None else None
+        # Only a snapshot the replay applied seeded the leadership (one it found the
+        # partition known for is a finding, not a state).
+        self.seeds = [s for s in self.seeds if seeded is not None and s.seq == seeded[0]]
+
+    def mark_seeded_transitions(self, observations: Iterable[Observation]) -> None:
+        """Note, per seeded entity, the last transition Kafka logged before its snapshot:
+        the one whose result the snapshot holds. `observations` in (seq, pos) order."""
+        for o in observations:
+            machine = _TRANSITION_KINDS.get(o.kind)
+            if machine is None:
+                continue
+            e = self.entities.get(o.broker_id if machine == REPLICA else None)
+            if e is not None and e.seeded_before(o.seq):
+                e.last_seeded_pos = o.pos
 
     def replay_state_at(self, machine: str, broker_id: int | None, seq: int) -> str | None:
         state = None
@@ -293,6 +337,9 @@ class PartitionComparison:
             e.matched += 1
             e.verdict("state", True, o.seq, o.pos, None, None, o.source)
             return
+        if e.seeded is not None and e.seeded_before(o.seq):
+            self._observe_seeded_transition(e, o, machine, outcome)
+            return
         e.observed_only += 1
         self.transitions.append(TransitionRow(
             self.cluster, self.topic, self.partition, broker_id, machine, o.seq, None,
@@ -302,6 +349,20 @@ class PartitionComparison:
                 "" if outcome == APPLIED else f" ({outcome})")
             e.verdict("state", False, o.seq, o.pos, logged,
                       self.replay_state_at(machine, broker_id, o.seq), o.source)
+
+    def _observe_seeded_transition(self, e: Entity, o: Observation, machine: str,
+                                   outcome: str) -> None:
+        """A transition of the failover that seeded `e`: the last one before the snapshot
+        must leave the state the snapshot holds (a failed or rejected one leaves its
+        `from_state`)."""
+        assert e.seeded is not None
+        self.transitions.append(TransitionRow(
+            self.cluster, self.topic, self.partition, e.broker_id, machine, o.seq, None,
+            o.from_state, o.to_state, outcome, SEEDED, o.source))
+        if o.pos != e.last_seeded_pos:
+            return
+        left = o.to_state if outcome == APPLIED else o.from_state
+        e.verdict("state", left == e.seeded[1], o.seq, o.pos, left, e.seeded[1], o.source)
 
     def _observe_snapshot(self, o: Observation, machine: str) -> None:
         broker_id = o.broker_id if machine == REPLICA else None
@@ -317,7 +378,10 @@ class PartitionComparison:
         (written before the table existed) falls back to the requests."""
         source = self.writes if kind in WRITE_KINDS and self.writes else self.leadership
         at = [lead for lead in source if lead.seq == seq]
-        return at or [lead for lead in source if lead.seq < seq][-1:]
+        if at:
+            return at
+        before = [lead for lead in source if lead.seq < seq]
+        return before[-1:] or [lead for lead in self.seeds if lead.seq <= seq][-1:]
 
     def _observe_leadership(self, o: Observation) -> None:
         logged: dict[str, Any] = {f: getattr(o, f) for f in FIELDS}
@@ -374,18 +438,24 @@ def compare_partition(
     final_partition_state: str | None,
     final_replica_states: dict[int, str],
     writes: Iterable[Row] = (),
+    seeds: Iterable[Row] = (),
 ) -> tuple[list[ComparisonRow], list[TransitionRow]]:
     """Compare one partition. `observed`: rows of observed_state_changes; `changes`: rows of
     state_changes; `leadership`: rows of leader_and_isr_requests and
     update_metadata_requests (seq, batch, leader, leader_epoch, isr); the final states: rows
     of partition_states and replica_states; `writes`: rows of partition_state_writes (seq,
-    write, leader, leader_epoch, isr). Returns (comparison rows, transition rows)."""
-    comparison = PartitionComparison(cluster, topic, partition, _leadership(leadership, "batch"),
-                                     _leadership(writes, "write"))
+    write, leader, leader_epoch, isr); `seeds`: the PartitionSnapshot events of the log
+    (seq, leader, leader_epoch, isr). Returns (comparison rows, transition rows)."""
+    comparison = PartitionComparison(
+        cluster, topic, partition, _leadership(leadership, "batch"),
+        _leadership(writes, "write"),
+        _leadership([s for s in seeds if value(s["leader"]) is not None], "batch"))
     comparison.load_replay(
         sorted(changes, key=lambda c: (value(c["seq"]), value(c["step"]))),
         final_partition_state, final_replica_states)
-    for o in sorted((Observation.of(o) for o in observed), key=lambda o: (o.seq, o.pos)):
+    ordered = sorted((Observation.of(o) for o in observed), key=lambda o: (o.seq, o.pos))
+    comparison.mark_seeded_transitions(ordered)
+    for o in ordered:
         comparison.observe(o)
     comparison.add_replayed_transitions()
     return comparison.rows(), comparison.transitions
@@ -399,13 +469,15 @@ class PartitionInputs:
     changes: list[Row] = field(default_factory=list)
     leadership: list[Row] = field(default_factory=list)
     writes: list[Row] = field(default_factory=list)
+    seeds: list[Row] = field(default_factory=list)
     partition_state: str | None = None
     replica_states: dict[int, str] = field(default_factory=dict)
 
 
 def compare_all(cluster: str, observations: Iterable[Row], state_changes: Iterable[Row],
                 leadership: Iterable[Row], partition_states: Iterable[Row],
-                replica_states: Iterable[Row], writes: Iterable[Row] = ()
+                replica_states: Iterable[Row], writes: Iterable[Row] = (),
+                seeds: Iterable[Row] = ()
                 ) -> tuple[list[ComparisonRow], list[TransitionRow]]:
     """`compare_partition` over every partition of one cluster, in one process (tests,
     small logs): the same grouping the Spark job does with cogroup."""
@@ -423,6 +495,9 @@ def compare_all(cluster: str, observations: Iterable[Row], state_changes: Iterab
         of(x).leadership.append(x)
     for w in writes:
         of(w).writes.append(w)
+    for s in seeds:
+        if s.get("event_type", ET.PARTITION_SNAPSHOT) == ET.PARTITION_SNAPSHOT:
+            of(s).seeds.append(s)
     for ps in partition_states:
         of(ps).partition_state = ps["state"]
     for rs in replica_states:
@@ -432,7 +507,7 @@ def compare_all(cluster: str, observations: Iterable[Row], state_changes: Iterab
     for (topic, partition), g in sorted(groups.items(), key=lambda item: item[0]):
         r, t = compare_partition(cluster, topic, partition, g.observed, g.changes,
                                  g.leadership, g.partition_state, g.replica_states,
-                                 g.writes)
+                                 g.writes, g.seeds)
         rows += r
         transitions += t
     return rows, transitions

@@ -40,7 +40,13 @@ from pyspark.sql.window import Window
 
 from jobs.common.cli import command_parser
 from jobs.ingest.logparse import blocks
-from jobs.ingest.logparse.assemble import NEW, NONEXISTENT, EventRow
+from jobs.ingest.logparse.assemble import (
+    ISR_NOTIFICATION,
+    NEW,
+    NONEXISTENT,
+    NOTIFIED_METADATA,
+    EventRow,
+)
 from jobs.ingest.logparse.envelope import Clock
 from jobs.ingest.logparse.facts import EVENT_KINDS, OBSERVED_EVENT_KINDS, Fact, Located
 from jobs.ingest.logparse.pipeline import DEFAULT_INCLUDE, wanted
@@ -329,18 +335,28 @@ def snapshot_leadership(facts: DataFrame) -> DataFrame:
         .join(named, ["topic", "partition"], "leftsemi")
 
 
+def notified_metadata(facts: DataFrame) -> DataFrame:
+    """The UpdateMetadata lines that may carry an ISR change notification's new ISR (up to
+    2.6, `logparse.assemble`): only those of partitions some notification names."""
+    named = facts.filter(F.col("kind") == ISR_NOTIFICATION).select(
+        "topic", "partition").distinct()
+    return facts.filter(F.col("kind") == NOTIFIED_METADATA) \
+        .join(named, ["topic", "partition"], "leftsemi")
+
+
 def assemble_events(facts: DataFrame, assume_controller: int | None, assume_live: list[int]
                     ) -> DataFrame:
     """Only the event facts (and what a failover block's PartitionSnapshot rows are made
-    of: its `initial state` lines and `snapshot_leadership`) walk through the (sequential)
-    assembler, in one partition sorted by the controller's order. ASSEMBLED_SCHEMA,
-    persisted."""
+    of: its `initial state` lines and `snapshot_leadership`; the `notified_metadata` lines)
+    walk through the (sequential) assembler, in one partition sorted by the controller's
+    order. ASSEMBLED_SCHEMA, persisted."""
     is_event = F.col("kind").isin(*EVENT_KINDS) | (
         (F.col("kind") == "partition_transition") & (F.col("from_state") == NONEXISTENT)
         & (F.col("to_state") == NEW) & (F.col("outcome") == APPLIED)) | (
             F.col("kind") == SNAPSHOT_KIND)
     return (
         facts.filter(is_event).unionByName(snapshot_leadership(facts))
+        .unionByName(notified_metadata(facts)).dropDuplicates([*_ORDER])
         .repartition(1).sortWithinPartitions(*_ORDER)
         .mapInArrow(_assemble_fn(assume_controller, assume_live), ASSEMBLED_SCHEMA).persist()
     )

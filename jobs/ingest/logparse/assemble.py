@@ -22,6 +22,13 @@ sequential because one controller event is often logged over several lines:
   state-change `NonExistentPartition -> NewPartition with assigned replicas` lines that
   follow belong to it. Without such a line (a state-change.log alone), those transitions
   are the creation; consecutive ones of one topic are one event.
+* an ISR change notification (up to 2.6: the leader wrote the ISR to ZooKeeper itself):
+  `Sending MetadataRequest to Brokers: .. for TopicPartitions: ..` (DEBUG, controller.log)
+  names the partitions; the `Sending UpdateMetadata request ... for partition t-0` lines
+  that follow (state.change.logger, TRACE up to 2.5) carry each one's new ISR and leader
+  epoch (`KafkaController.processIsrChangeNotification`: `updateLeaderAndIsrCache`, then
+  `sendUpdateMetadataRequest`). Each such line is an IsrChanged of the notification's
+  seq; the next controller event ends the notification.
 * StopReplica responses: 2.3+ logs `Delete topic callback invoked on StopReplica response
   ... partition errors = ...` (with error codes) and then `Deletion successfully completed
   for replicas ...`; older versions only the latter. Either gives the response once.
@@ -48,6 +55,9 @@ _BROKER_CHANGE_KINDS = frozenset(
     {"broker_change", "broker_up", "broker_down", "startup_callback", "failure_callback",
      "broker_change_failed"})
 _FAILOVER_KINDS = frozenset({"failover", "failover_epoch", "failover_brokers", "failover_ready"})
+ISR_NOTIFICATION = "isr_notification"
+# The request line that carries a notified partition's new ISR.
+NOTIFIED_METADATA = "update_metadata_request"
 NEW = "NewPartition"
 NONEXISTENT = "NonExistentPartition"
 
@@ -93,6 +103,16 @@ class _OpenFailover:
 
 
 @dataclass
+class _OpenIsrNotification:
+    """An ISR change notification whose UpdateMetadata lines are still to come."""
+
+    record: tuple[str, int]  # the `Sending MetadataRequest` line
+    pending: set[tuple[str, int]] = field(default_factory=set)
+    seq: int | None = None  # of its IsrChanged events, once the first is emitted
+    ts: int = 0
+
+
+@dataclass
 class _OpenBrokerChange:
     """A BrokerChange line's brokers whose callbacks are still to come (they belong to it)."""
 
@@ -115,6 +135,7 @@ class Assembler:
         # Multi-line events still open, by the controller that logs them.
         self._failover: dict[int | None, _OpenFailover] = {}
         self._bc: dict[int | None, _OpenBrokerChange] = {}
+        self._isr: dict[int | None, _OpenIsrNotification] = {}
         self._created: set[tuple[str, int]] = set()
         self._inferred_topic: str | None = None
         self._responded: set[tuple[str, int, int]] = set()
@@ -152,6 +173,8 @@ class Assembler:
         """Another controller event ends the multi-line events still open for `cid`."""
         if kind not in _BROKER_CHANGE_KINDS:
             self._bc.pop(cid, None)
+        if kind != ISR_NOTIFICATION:
+            self._isr.pop(cid, None)
         if kind not in _FAILOVER_KINDS and self._failover.pop(cid, None) is not None:
             self._emit_snapshots(loc, ts)
 
@@ -171,6 +194,8 @@ class Assembler:
             self._snapshot.add(f)
         if f.kind in EVENT_KINDS or f.kind == "partition_transition":
             self._event(loc, f, ts)
+        elif f.kind == NOTIFIED_METADATA and self._isr:
+            self._notified_isr(loc, f, ts)
         if f.kind not in EVENT_KINDS or f.kind in OBSERVED_EVENT_KINDS:
             self._observe(loc, f, ts)
         self.pos += 1
@@ -223,6 +248,8 @@ class Assembler:
             if f.partition is not None:
                 self._emit(loc, ts, ET.REASSIGNMENT_REQUESTED, topic=f.topic,
                            partition=f.partition, replicas=f.replicas)
+        elif k == ISR_NOTIFICATION:
+            self._isr_notification_fact(loc, f, ts)
         elif k == "isr_update":
             if f.partition is not None:
                 self._emit(loc, ts, ET.ISR_CHANGED, topic=f.topic, partition=f.partition,
@@ -234,6 +261,33 @@ class Assembler:
         elif k == "unclean_enabled":
             self._emit(loc, ts, ET.TOPIC_CONFIG_CHANGED, topic=f.topic,
                        unclean_leader_election=True)
+
+    def _isr_notification_fact(self, loc: Located, f: Fact, ts: int) -> None:
+        record = (loc.file, loc.line)
+        open_ = self._isr.get(f.controller_id)
+        if open_ is None or open_.record != record:
+            open_ = self._isr[f.controller_id] = _OpenIsrNotification(record, ts=ts)
+        if f.topic is not None and f.partition is not None:
+            open_.pending.add((f.topic, f.partition))
+
+    def _notified_isr(self, loc: Located, f: Fact, ts: int) -> None:
+        """An UpdateMetadata line of a partition an open notification names: its ISR
+        change, in the notification's seq (one controller event)."""
+        open_ = self._isr.get(f.controller_id)
+        if open_ is None and f.controller_id is None and len(self._isr) == 1:
+            open_ = next(iter(self._isr.values()))
+        if (open_ is None or f.isr is None or f.topic is None or f.partition is None
+                or (f.topic, f.partition) not in open_.pending):
+            return
+        open_.pending.discard((f.topic, f.partition))
+        fields: dict[str, Any] = dict(topic=f.topic, partition=f.partition, isr=f.isr,
+                                      leader_epoch=f.leader_epoch)
+        if open_.seq is None:
+            self._emit(loc, ts, ET.ISR_CHANGED, **fields)
+            open_.seq, open_.ts = self.events[-1].seq, self.events[-1].ts
+            return
+        self.events.append(EventRow(open_.seq, open_.ts, ET.ISR_CHANGED,
+                                    source=f"{loc.file}:{loc.line}", **fields))
 
     def _broker_change_fact(self, loc: Located, f: Fact, ts: int) -> None:
         k, cid = f.kind, f.controller_id

@@ -9,7 +9,8 @@ event facts     failover, failover_epoch, failover_brokers, failover_ready, brok
                 controlled_shutdown, new_partition, deletion_start, deletion_done,
                 stop_replica_response, replica_deleted, reassign_start, reassign_update,
                 isr_update, election_start, unclean_enabled, broker_change_failed
-                (also kept as an observation: the BrokerChange handler threw)
+                (also kept as an observation: the BrokerChange handler threw),
+                isr_notification (up to 2.6: its UpdateMetadata lines are the ISR changes)
 observations    partition_transition, replica_transition, isr_shrink, leader_elected,
                 leader_epoch_updated, reassignment_leader, leader_and_isr_request,
                 leader_and_isr_summary, update_metadata_request, update_metadata_summary,
@@ -30,7 +31,7 @@ EVENT_KINDS = frozenset({
     "broker_up", "broker_down", "startup_callback", "failure_callback", "controlled_shutdown",
     "new_partition", "deletion_start", "deletion_done", "stop_replica_response",
     "replica_deleted", "reassign_start", "reassign_update", "isr_update", "election_start",
-    "unclean_enabled", "broker_change_failed",
+    "unclean_enabled", "broker_change_failed", "isr_notification",
 })
 # Observations a broker writes about a request it received (old versions have no
 # `[Broker id=B]` prefix, so the kind says who wrote the line).

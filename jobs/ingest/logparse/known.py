@@ -3,7 +3,8 @@
 Lines that match a template here are recognised but carry nothing the replay needs (the
 auto-rebalance check, connection notices, the failover checklist...): they count as used
 informational lines, never as unparsed. The templates are every log call site of the
-controller package and the state-change logger (`catalogue.py`), matched as literal chunks
+controller package and the state-change logger (`catalogue.py`), and those of other
+packages that log through the controller's logger (`BORROWED`), matched as literal chunks
 in order: literal text exactly, every interpolated `{expr}` / `%d` is a lazy wildcard. A
 template that the extraction cut inside an expression is matched up to the cut.
 """
@@ -23,6 +24,27 @@ EXTRA = (
     "Starting", "Stopped", "Stopping", "Shutting down", "Shutdown completed",
     "shutdownInitiated latch count reached zero. Shutdown called.", "Error due to",
     "Stopped ", "Starting up.", "Startup complete.", "Shutting down.", "Shut down completely",
+)
+
+
+# Call sites outside the controller package that log through the controller's own logger,
+# so their lines carry `kafka.controller.KafkaController` and its logIdent (the catalogue
+# lists the controller package only). From 3.0 the controller hands out producer-id blocks
+# (AllocateProducerIds, KIP-730): `KafkaController.processAllocateProducerIds` calls
+# `ZkProducerIdManager.getNewProducerIdBlock(brokerId, zkClient, this)`
+# (kafka/coordinator/transaction/ProducerIdManager.scala), which logs with the logger it is
+# given; up to 2.8 that code logged under its own class. Same layout as `TEMPLATES`.
+BORROWED: tuple[tuple[str, str, str, str, str], ...] = (
+    ("class", "DEBUG", "3.0.0", "3.9.0",
+     "Read current producerId block {currProducerIdBlock}, Zk path version {zkVersion}"),
+    ("class", "FATAL", "3.0.0", "3.9.0",
+     "Exhausted all producerIds as the next block's end producerId is will has exceeded long "
+     "type limit (current block end producerId is {currProducerIdBlock.lastProducerId})"),
+    ("class", "DEBUG", "3.0.0", "3.9.0",
+     "There is no producerId block yet (Zk path version {zkVersion}), creating the first block"),
+    ("class", "INFO", "3.0.0", "3.9.0",
+     "Acquired new producerId block {newProducerIdBlock} by writing to Zk with path version "
+     "{version}"),
 )
 
 
@@ -91,7 +113,7 @@ def _build() -> tuple[dict[str, list[Entry]], list[Entry]]:
     buckets: dict[str, list[Entry]] = {}
     wild: list[Entry] = []
     seen: set[Entry] = set()
-    for _logger, _levels, _first, _last, template in TEMPLATES:
+    for _logger, _levels, _first, _last, template in (*TEMPLATES, *BORROWED):
         entry = _chunks(template)
         if entry is None or entry in seen:
             continue

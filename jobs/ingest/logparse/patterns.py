@@ -504,6 +504,15 @@ def _isr_update(m: re.Match[str], i: Ident) -> list[Fact]:
                  controller_id=i.controller_id)]
 
 
+@_p(r"^Sending MetadataRequest to Brokers: ?(?P<bs>.*?) for Topic(?:And)?Partitions: ?(?P<tps>.*)$")
+def _isr_notification(m: re.Match[str], i: Ident) -> list[Fact]:
+    # `IsrChangeNotification` (0.9 to 2.6, and later below IBP 2.7): the leaders wrote these
+    # partitions' ISR to ZooKeeper; the UpdateMetadata lines that follow carry it.
+    brokers = V.ints(m.group("bs"))
+    return [Fact("isr_notification", t, p, brokers=brokers, controller_id=i.controller_id)
+            for t, p in V.tp_list(m.group("tps")) if p is not None]
+
+
 @_p(r"^Starting preferred replica leader election for partitions (?P<tps>.*)$")
 def _preferred(m: re.Match[str], i: Ident) -> list[Fact]:
     return [Fact("election_start", t, p, controller_id=i.controller_id, detail="PREFERRED")

@@ -5,7 +5,7 @@ ZooKeeper that the excerpt never saw created.
 state -> Map(...)` (INFO up to 2.x, DEBUG from 2.2; `[t,0]` up to 0.11, `t-0` from 1.0):
 every partition and its state after the failover's own elections. That line names no
 replica and no leader, so the event takes them from what else the block logs: the
-requests the failover sends (`Sending UpdateMetadata request ... for partition`, the
+requests the failover sends (`Sending UpdateMetadata request ... for partition` up to 2.5, the
 LeaderAndIsr requests of `ReplicaStateMachine.startup` and of the elections, TRACE on
 state.change.logger, and the brokers' own `received LeaderAndIsr request` lines), the
 latest per partition. The ordered assignment is in the request's `replicas=[..]` from 1.0

@@ -49,6 +49,43 @@ MARKERS: tuple[Marker, ...] = (
     Marker("leader_recovery_state", r"leaderRecoveryState=", "3.2", "3.9"),
     Marker("partition_epoch", r"partitionEpoch=", "3.3", "3.9"),
     Marker("isr_with_broker_epoch", r"isrWithBrokerEpoch=", "3.5", "3.9"),
+    # Lines only older releases print (each range checked against the source at every tag).
+    # KafkaController's epoch line: `Incremented epoch to N` (1.0), `Epoch incremented to N`
+    # (1.1-2.0), then `N successfully elected as the controller. Epoch incremented to N and
+    # epoch zk version is now N` (2.1+).
+    Marker("incremented_epoch", r"Incremented epoch to \d+", "1.0", "1.0"),
+    Marker("epoch_incremented_alone", r"Epoch incremented to \d+( \(|$)", "1.1", "2.0"),
+    Marker("epoch_zk_version", r"and epoch zk version is now \d+", "2.1", "3.9"),
+    # The broker change line names bounced brokers from 2.2 (KIP-380).
+    Marker("broker_change_without_bounced",
+           r"Newly added brokers: [-\d,]*, deleted brokers: [-\d,]*, all live brokers: ",
+           "0.8", "2.1"),
+    Marker("broker_change_bounced", r"deleted brokers: [-\d,]*, bounced brokers: ", "2.2", "3.9"),
+    # TopicDeletionManager's `Delete topic callback invoked for` (up to 2.2), its
+    # `Topic deletion callback for` / `Partition deletion callback for` (up to 2.4).
+    Marker("delete_topic_callback", r"Delete topic callback invoked for ", "0.8", "2.2"),
+    Marker("deletion_callback", r"(Topic|Partition) deletion callback for ", "0.8", "2.4"),
+    # Pre-KIP-455 reassignment and the election API before KIP-460 (2.4).
+    Marker("handling_reassignment", r"Handling reassignment of partition ", "0.8", "2.3"),
+    Marker("preferred_election_start",
+           r"Starting preferred replica leader election for partitions", "0.8", "2.3"),
+    # The auto-rebalance check's DEBUG line.
+    Marker("preferred_replicas_by_broker", r"Preferred replicas by broker ", "0.8", "2.4"),
+    # The request classes' own PartitionState (LeaderAndIsr `..., isNew=..)`, UpdateMetadata
+    # `..., offlineReplicas=[..])`) before the generated messages of 2.4.
+    Marker("request_partition_state", r"(?<![A-Za-z])PartitionState\(controllerEpoch=",
+           "0.10", "2.3"),
+    # ControllerChannelManager's per-partition UpdateMetadata TRACE line (1.0-2.5; from 2.6
+    # only the INFO summary `... for N partitions`) and its StopReplica DEBUG line.
+    Marker("update_metadata_per_partition",
+           r"Sending UpdateMetadata request .+ to brokers .+ for partition ", "1.0", "2.5"),
+    Marker("stop_replica_sent_to_broker", r"The stop replica request \(delete = ", "0.8", "2.5"),
+    # LeaderAndIsr.toString with zkVersion right after the ISR (1.1-3.1); the AlterIsr
+    # handler's `ISR for partition t-0 updated to [..]` (2.7-3.2).
+    Marker("leader_and_isr_zk_version",
+           r"LeaderAndIsr\(leader=-?\d+, leaderEpoch=-?\d+, isr=\w*\([-\d, ]*\), zkVersion=",
+           "1.1", "3.1"),
+    Marker("isr_updated_brackets", r"ISR for partition \S+ updated to \[", "2.7", "3.2"),
 )
 _COMPILED = tuple((m, re.compile(m.pattern)) for m in MARKERS)
 

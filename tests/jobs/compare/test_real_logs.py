@@ -60,7 +60,8 @@ def ingest_replay(path: Path, controller: int | None = None, live: tuple[int, ..
         "default", obs, [c._asdict() for c in out.state_changes],
         [x._asdict() for x in out.leader_and_isr + out.update_metadata],
         [x._asdict() for x in out.partition_states], [x._asdict() for x in out.replica_states],
-        [w._asdict() for w in out.partition_state_writes])
+        [w._asdict() for w in out.partition_state_writes],
+        [e._asdict() for e in evs if e.event_type == ET.PARTITION_SNAPSHOT])
     brokers = compare_brokers("default", [o for o in obs if o["kind"] in BROKER_KINDS],
                               [x._asdict() for x in broker_intervals(tl)])
     return {
@@ -241,10 +242,29 @@ def _write_observed(cases: dict[str, dict[str, Any]], path: Path) -> None:
                                 schema=schema), path)
 
 
+def _write_events(cases: dict[str, dict[str, Any]], path: Path) -> None:
+    """The ingest's events of each case, as `events/` of its cluster."""
+    from schemas.events import EVENT_SCHEMA
+
+    schema = arrow_schema(EVENT_SCHEMA)
+    cols: dict[str, list[Any]] = {f.name: [] for f in schema}
+    for cluster, res in cases.items():
+        for e in res["ingest"].events:
+            row = {**e._asdict(), "cluster": cluster}
+            for name, values in cols.items():
+                v = row.get(name)
+                values.append(list(v) if isinstance(v, tuple) else v)
+    _write(pa.Table.from_arrays([pa.array(cols[f.name], type=f.type) for f in schema],
+                                schema=schema), path)
+
+
 def test_compare_job(spark: Any, tmp_path: Path) -> None:
     from jobs.compare import job as compare
 
     cases = {
+        # A failover that seeds old-0, then the full UpdateMetadata of a joining broker:
+        # compare reads the seeded leadership from the ingest's events/.
+        "seeded": ingest_replay(FIX / "failover-elections" / "ak1.1"),
         "cp": ingest_replay(REAL / "confluentinc-cp-all-in-one-issue49__ak2.6__topic-create.log",
                             controller=1, live=(1,)),
         "v37": ingest_replay(FIX / "versions" / "ak3.7"),
@@ -253,6 +273,7 @@ def test_compare_job(spark: Any, tmp_path: Path) -> None:
             controller=1, live=(1, 2, 4)),
     }
     _write_observed(cases, tmp_path / "ingest" / "observed_state_changes")
+    _write_events(cases, tmp_path / "ingest" / "events")
     _write_replay_tables(cases, tmp_path / "replay")
 
     assert compare.main(["--observed", str(tmp_path / "ingest"), "--replayed",
@@ -269,10 +290,14 @@ def test_compare_job(spark: Any, tmp_path: Path) -> None:
     brokers = [(r.cluster, r.seq, list(r.observed), list(r.replayed), r.agree) for r in
                spark.read.parquet(str(tmp_path / "cmp" / "brokers")).collect()]
     assert sorted(brokers, key=repr) == [("blog", 1, [1, 2, 3], [1, 2, 3], True),
-                               ("v37", 1, [1, 2, 3, 4], [1, 2, 3, 4], True)]
+                                         ("seeded", 1, [1, 3], [1, 3], True),
+                                         ("seeded", 3, [1, 3, 4], [1, 3, 4], True),
+                                         ("v37", 1, [1, 2, 3, 4], [1, 2, 3, 4], True)]
+    assert {x["status"] for x in cases["seeded"]["rows"]} == {"agree"}
     summary = dict(spark.read.parquet(str(tmp_path / "cmp" / "compare_summary")).collect())
     assert summary["partition_differ"] == 1  # events-1 of the 3.7 fixture
-    assert summary["brokers_agree"] == 2
+    assert summary["brokers_agree"] == 4
+    assert summary["transitions_seeded"] == 3
     # No ingest_summary next to the observations, no --kafka-version: the default profile.
     assert [k for k in summary if k.startswith("kafka_profile:")] == ["kafka_profile:3.7"]
 

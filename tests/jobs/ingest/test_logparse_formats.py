@@ -369,6 +369,18 @@ def test_shutdownable_thread_lines_are_known(tmp_path: Path) -> None:
     assert r.events == [] and r.observations == []
 
 
+def test_producer_id_block_lines_under_the_controllers_logger_are_known() -> None:
+    """3.0+: `KafkaController.processAllocateProducerIds` passes itself as the logger of
+    `ZkProducerIdManager.getNewProducerIdBlock` (ProducerIdManager.scala, 3.7.1 lines
+    74-107), so its four lines carry `[Controller id=1] ... (kafka.controller.KafkaController)`:
+    known, counted, no event."""
+    r = pipeline.ingest([str(INGEST_FIXTURES / "producer-id-blocks" / "ak3.7")])
+    _clean(r)
+    assert (r.summary[0].lines_read, r.summary[0].lines_informational) == (6, 5)
+    assert [e.event_type for e in r.events] == ["ControllerFailover"]
+    assert [o.kind for o in r.observations] == []
+
+
 @pytest.mark.parametrize("logger", ["state.change.logger", "kafka.controller"])
 def test_log4j_jmx_registration_is_ignored(tmp_path: Path, logger: str) -> None:
     """log4j 1.x registers an MBean per logger and its `AbstractDynamicMBean.preRegister`
