@@ -69,7 +69,7 @@ def _folder(path: Path) -> VersionRange | None:
     ("isr-notification/ak2.3", "2.2-2.3", "3.7", "2.3"),
     # 2.5.1: LeaderAndIsrPartitionState (2.4+), the per-partition UpdateMetadata line and
     # ControllerBrokerRequestBatch's `The stop replica request (delete = false)` (up to 2.5).
-    ("version-markers/ak2.5", "2.4-2.5", "3.7", "2.6"),
+    ("version-markers/ak2.5", "2.4-2.5", "3.7", "2.5"),
 ])
 def test_markers_only_old_releases_print_narrow_the_range(folder: str, found: str, before: str,
                                                           profile: str) -> None:
