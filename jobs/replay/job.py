@@ -510,20 +510,27 @@ def replay_run(spark: SparkSession, s: Settings, clock: StageClock,
 def early_problem(s: Settings) -> str | None:
     """What can be refused before Spark starts: a run id that cannot name a directory, an
     output or checkpoint directory inside the event directory, a rebuild of no checkpoint,
-    files to publish the audit's verdict to without --audit or where they cannot be
-    written."""
+    the audit's flags without --audit, files to publish its verdict to where they cannot
+    be written."""
     if s.rebuild and s.temporary_checkpoint:
         return ("--rebuild replaces a checkpoint's state with a replay of the whole log; "
                 "give the --checkpoint to rebuild (without one every run is a full replay)")
     return (run_id_problem(s.run_id) or nested_problem(s.events, s.out, s.checkpoint or None)
-            or publish_flags_problem(s))
+            or audit_flags_problem(s))
 
 
-def publish_flags_problem(s: Settings) -> str | None:
+def audit_flags_problem(s: Settings) -> str | None:
+    """The audit's flags without --audit would be ignored: a scheduler that asked for
+    `--fail-on critical` would read exit 0 as a pass that no check made."""
+    if not s.audit:
+        given = [flag for flag, value in (("--fail-on", s.fail_on), ("--observed", s.observed),
+                                          ("--verdict-json", s.verdict_json),
+                                          ("--prometheus", s.prometheus)) if value]
+        if given:
+            return f"{', '.join(given)} configure the audit of the run: add --audit"
+        return None
     if s.verdict_json is None and s.prometheus is None:
         return None
-    if not s.audit:
-        return "--verdict-json and --prometheus publish the audit's verdict: they need --audit"
     from jobs.audit.publish import publish_problem
 
     return publish_problem(s.verdict_json, s.prometheus)

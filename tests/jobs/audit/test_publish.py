@@ -182,13 +182,22 @@ def test_a_file_to_publish_that_cannot_be_written_is_refused(
     assert os.listdir(tmp_path) == []
 
 
-def test_a_publish_flag_without_audit_is_refused_by_the_replay(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize("flags", [
+    ["--verdict-json", "verdict.json"],
+    ["--prometheus", "audit.prom"],
+    # A scheduler asking for --fail-on without --audit would read exit 0 as a pass.
+    ["--fail-on", "critical"],
+    ["--observed", "describe.txt"],
+])
+def test_an_audit_flag_without_audit_is_refused_by_the_replay(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], flags: list[str]) -> None:
     rc = replay_main(["--events", str(tmp_path / "events"), "--out", str(tmp_path / "out"),
-                      "--verdict-json", str(tmp_path / "verdict.json")])
+                      flags[0], str(tmp_path / flags[1]) if flags[0] != "--fail-on"
+                      else flags[1]])
     err = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
     assert rc == 2 and len(err) == 1
-    assert "they need --audit" in err[0]
+    assert f"{flags[0]} configure the audit of the run: add --audit" in err[0]
+    assert os.listdir(tmp_path) == []
 
 
 def test_bad_input_before_spark_is_still_published_as_error(
