@@ -20,7 +20,7 @@ from pyspark.sql import functions as F
 
 from jobs.audit.extract import AuditInputs, RunBounds
 from jobs.common.tables import read_table_or_empty
-from jobs.replay.rollup import in_period_us
+from jobs.replay.rollup import NO_BROKER, in_period_us
 
 
 class OfflineWindow(NamedTuple):
@@ -111,7 +111,8 @@ def _rollup(windows: DataFrame, key: str, top: int) -> dict[str, list[Rollup]]:
     for r in rows:
         listed = out.setdefault(r["cluster"], [])
         if len(listed) < top:
-            label = "unknown" if r[key] is None else str(r[key])
+            # As run_summary's offline_seconds_by_cause_broker names it.
+            label = NO_BROKER if r[key] is None else str(r[key])
             listed.append(Rollup(label, r["windows"], r["partitions"], float(r["seconds"])))
     return out
 
@@ -169,10 +170,15 @@ def _cause(window: OfflineWindow) -> str:
     return event if window.cause_broker is None else f"{event} of broker {window.cause_broker}"
 
 
+def _label(prefix: str, key: str) -> str:
+    """"broker 3"; a window a topic or partition event opened has no cause broker."""
+    return "no broker (topic event)" if prefix and key == NO_BROKER else prefix + key
+
+
 def _rollup_lines(title: str, rollups: list[Rollup], prefix: str) -> list[str]:
     lines = [f"  by {title} (seconds in this run):"]
-    lines += [f"    {prefix + r.key:<24} {r.windows:>5} window(s) {r.partitions:>5} partition(s)"
-              f" {r.seconds:>12.1f} s" for r in rollups]
+    lines += [f"    {_label(prefix, r.key):<24} {r.windows:>5} window(s) {r.partitions:>5} "
+              f"partition(s) {r.seconds:>12.1f} s" for r in rollups]
     return lines
 
 
