@@ -190,3 +190,86 @@ def snapshot_bytes(batches: Sequence[bytes], end_offset: int, timestamp: int) ->
     footer = batch_bytes(end_offset, [control_rec("SnapshotFooterRecord")],
                          control_batch=True, timestamp=timestamp)
     return header + b"".join(batches) + footer
+
+
+# -- a day of a cluster's metadata log -----------------------------------------------------
+
+def meta(name: str, values: dict[str, Any], version: int = 0) -> Rec:
+    return Rec(metadata_value(name, version, values))
+
+
+def topic_id(n: int) -> str:
+    return base64.urlsafe_b64encode(bytes([n]) * 16).decode().rstrip("=")
+
+
+class DayLog(NamedTuple):
+    segments: list[tuple[str, bytes]]  # (file name, bytes), in offset order
+    noops: int
+    records: int  # every record, NoOps and control records included
+
+
+def _setup(brokers: int, topics: int, partitions: int) -> list[list[Rec]]:
+    out = [[meta("FeatureLevelRecord", {"name": "metadata.version", "featureLevel": 19})]]
+    for b in range(1, brokers + 1):
+        out.append([meta("RegisterBrokerRecord", {"brokerId": b, "brokerEpoch": b,
+                                                  "incarnationId": topic_id(200 + b),
+                                                  "rack": None}, 3)])
+        out.append([meta("UnfenceBrokerRecord", {"id": b, "epoch": b})])
+    for t in range(topics):
+        batch = [meta("TopicRecord", {"name": f"topic-{t}", "topicId": topic_id(t)})]
+        for p in range(partitions):
+            replicas = [(p + i) % brokers + 1 for i in range(3)]
+            batch.append(meta("PartitionRecord", {
+                "partitionId": p, "topicId": topic_id(t), "replicas": replicas,
+                "isr": replicas, "leader": replicas[0], "leaderEpoch": 0,
+                "partitionEpoch": 0, "directories": [topic_id(250)] * 3}, 2))
+        out.append(batch)
+    return out
+
+
+def _fence(broker: int, epoch: int, fence: bool, topics: int) -> list[Rec]:
+    """ISR shrinks (or expansions) of the broker's partition 0 replicas, then the fence."""
+    isr = [b for b in (1, 2, 3) if b != broker] if fence else [1, 2, 3]
+    changes = [meta("PartitionChangeRecord", {"partitionId": 0, "topicId": topic_id(t),
+                                              "isr": isr}, 2) for t in range(topics)]
+    flag = {"brokerId": broker, "brokerEpoch": epoch, "fenced": 1 if fence else -1}
+    return [*changes, meta("BrokerRegistrationChangeRecord", flag, 2)]
+
+
+def day_log(start_ms: int = 1_700_000_000_000, seconds: int = 86_400, brokers: int = 3,
+            topics: int = 20, partitions: int = 6, segments: int = 4) -> DayLog:
+    """A day of a quorum leader's log: its LeaderChange, the brokers and topics, a NoOp every
+    500 ms, a broker fenced and unfenced every 10 minutes, a committed metadata transaction
+    every hour that spans a segment roll when one falls inside it."""
+    batches: list[tuple[int, list[Rec], bool]] = [(start_ms, [control_rec(
+        "LeaderChangeMessage", {"leaderId": 1, "voters": [{"voterId": 1}],
+                                "grantingVoters": [{"voterId": 1}]})], True)]
+    batches += [(start_ms, recs, False) for recs in _setup(brokers, topics, partitions)]
+    for tick in range(seconds * 2):
+        ts = start_ms + tick * 500
+        batches.append((ts, [meta("NoOpRecord", {})], False))
+        if tick % 1200 == 600:  # every 10 minutes
+            broker = tick // 1200 % brokers + 1
+            batches.append((ts, _fence(broker, broker, tick // 1200 % 2 == 0, topics), False))
+        if tick % 7200 == 3600:  # every hour: a transaction of three batches
+            batches.append((ts, [meta("BeginTransactionRecord", {"name": "hourly"})], False))
+            batches.append((ts, [meta("ConfigRecord", {
+                "resourceType": 2, "resourceName": "topic-0", "name": "retention.ms",
+                "value": str(tick)})], False))
+            batches.append((ts, [meta("EndTransactionRecord", {})], False))
+    return _segments(batches, segments)
+
+
+def _segments(batches: list[tuple[int, list[Rec], bool]], n: int) -> DayLog:
+    per = -(-len(batches) // n)
+    out: list[tuple[str, bytes]] = []
+    offset, noops, records = 0, 0, 0
+    for i in range(0, len(batches), per):
+        name, chunk = f"{offset:020d}.log", bytearray()
+        for ts, recs, is_control in batches[i:i + per]:
+            chunk += batch_bytes(offset, recs, timestamp=ts, control_batch=is_control)
+            offset += len(recs)
+            records += len(recs)
+            noops += sum(r.value is not None and r.value[1:2] == b"\x14" for r in recs)
+        out.append((name, bytes(chunk)))
+    return DayLog(out, noops, records)

@@ -71,7 +71,11 @@ class Reader:
 
     def uvarint(self) -> int:
         """Unsigned LEB128, at most 10 bytes (`ByteUtils.readUnsignedVarint/Varlong`)."""
-        value, shift, data, pos = 0, 0, self.data, self.pos
+        pos = self.pos
+        if pos < self.end and self.data[pos] < 0x80:  # one byte: most lengths and tags
+            self.pos = pos + 1
+            return self.data[pos]
+        value, shift, data = 0, 0, self.data
         while True:
             if pos >= self.end:
                 raise Truncated(f"varint cut at position {pos}")
