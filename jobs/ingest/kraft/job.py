@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator
-from dataclasses import asdict
 from typing import Any, NamedTuple
 
 import pyarrow as pa
@@ -24,9 +23,11 @@ from schemas.ingest import METADATA_RECORDS_SCHEMA, METADATA_SUMMARY_SCHEMA
 
 Log = Callable[[str], object]
 BATCH_ROWS = 20_000
-# What the decoding tasks emit: the record columns, or a summary as JSON (`summary` set).
-_DECODED = T.StructType([*METADATA_RECORDS_SCHEMA.fields[1:],
-                         T.StructField("summary", T.StringType(), True)])
+# What the decoding tasks emit: the record columns (`ts` in epoch microseconds, as between
+# the ingest's other stages), or a summary as JSON (`summary` set).
+_DECODED = T.StructType([
+    T.StructField("ts", T.LongType(), True) if f.name == "ts" else f
+    for f in METADATA_RECORDS_SCHEMA.fields[1:]] + [T.StructField("summary", T.StringType())])
 _COLUMNS = _DECODED.fieldNames()
 _INPUTS = T.StructType([T.StructField(n, T.StringType(), False)
                         for n in ("path", "grp", "kind", "display", "ord")])
@@ -73,8 +74,7 @@ def _row_values(r: MetadataRow) -> tuple[object, ...]:
 
 
 def _summary_values(s: Summary) -> tuple[object, ...]:
-    doc = asdict(s)
-    return (*([None] * (len(_COLUMNS) - 1)), json.dumps(doc))
+    return (*([None] * (len(_COLUMNS) - 1)), json.dumps(s.as_dict()))
 
 
 def _batch(rows: list[tuple[object, ...]], schema: pa.Schema) -> pa.RecordBatch:

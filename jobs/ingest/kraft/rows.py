@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import NamedTuple
 
 from jobs.ingest.kraft.framing import UNKNOWN, Decoded
@@ -169,6 +169,11 @@ class Summary:
         if e.decoded.record_type == UNKNOWN:
             self.unknown += 1
             self.unknown_types[_unknown_key(e.decoded)] += 1
+
+    def as_dict(self) -> dict[str, object]:
+        """Plain values (`dataclasses.asdict` would rebuild a Counter from its items)."""
+        return {f.name: dict(v) if isinstance(v, Counter) else v
+                for f in fields(self) for v in [getattr(self, f.name)]}
 
     def written(self, r: MetadataRow) -> None:
         self.rows += 1

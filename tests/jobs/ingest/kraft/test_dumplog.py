@@ -15,7 +15,7 @@ from jobs.ingest.kraft.rows import MetadataRow, Summary
 from tests.helpers import ROOT
 from tests.helpers.kraft_encoder import metadata_value
 
-FIXTURES = ROOT / "tests" / "fixtures" / "ingest" / "kraft"
+FIXTURES = ROOT / "tests" / "fixtures" / "kraft"
 README = FIXTURES / "dump-log-ak3.0.0-config-kraft-README.txt"
 AK38 = FIXTURES / "dump-log-ak3.8-format.txt"
 TOPIC_ID = "5zoAlv-xEh9xRANKXt1Lbg"
