@@ -1,5 +1,6 @@
 """Ingest Kafka controller.log / state-change.log text into the event log (the input
-contract of the replay, docs/tables.md).
+contract of the replay, docs/tables.md), and KRaft metadata logs (segments, snapshots,
+kafka-dump-log text) into a table of their records.
 
     .venv/bin/python -m jobs.ingest --logs PATH... --out DIR [--cluster NAME]
         [--timezone ZONE] [--assume-controller ID --assume-live 1,2,3] [--master URL]
