@@ -6,9 +6,12 @@ from __future__ import annotations
 
 import struct
 
+import cramjam
+import crc32c
 import pytest
 
 from jobs.ingest.kraft.batches import Batch, Corrupt, read_batches
+from jobs.ingest.kraft.codecs import SNAPPY, ZSTD, decompress
 from jobs.ingest.kraft.wire import Reader, uvarint_bytes, varint_bytes
 from tests.helpers.kraft_encoder import CODECS, Rec, batch_bytes
 
@@ -76,8 +79,6 @@ def test_a_truncated_batch_ends_the_input_with_its_reason() -> None:
 def test_records_that_overrun_their_batch_are_a_corrupt_batch() -> None:
     data = bytearray(batch_bytes(0, [Rec(b"x")]))
     struct.pack_into(">i", data, 57, 3)  # claims 3 records, holds 1; CRC made good again
-    import crc32c
-
     struct.pack_into(">I", data, 17, crc32c.crc32c(bytes(data[21:])))
     (item,) = read_batches(bytes(data))
     assert isinstance(item, Corrupt) and item.reason.startswith("records:")
@@ -91,3 +92,27 @@ def test_zigzag_varints_read_back(value: int) -> None:
 def test_unsigned_varint_of_300_is_kafkas_two_bytes() -> None:
     assert uvarint_bytes(300) == b"\xac\x02"
     assert Reader(b"\xac\x02").uvarint() == 300
+
+
+@pytest.mark.parametrize("codec,magic", [(1, b"\x1f\x8b"), (2, b"\x82SNAPPY\x00"),
+                                         (3, b"\x04\x22\x4d\x18"), (4, b"\x28\xb5\x2f\xfd")],
+                         ids=CODEC_NAMES[1:])
+def test_the_encoder_writes_kafkas_framings(codec: int, magic: bytes) -> None:
+    # gzip; snappy-java's xerial stream; the LZ4 frame (magic 0x184D2204, little-endian);
+    # the zstd frame (0xFD2FB528).
+    data = batch_bytes(0, [Rec(b"v" * 100)], codec=codec)
+    assert data[61:61 + len(magic)] == magic
+
+
+def test_a_streamed_zstd_frame_without_its_content_size_is_read() -> None:
+    # zstd-jni's ZstdOutputStream does not know the size up front: the frame header
+    # descriptor (the byte after the magic) says no content size.
+    c = cramjam.zstd.Compressor()
+    c.compress(b"kraft" * 1000)
+    frame = bytes(c.finish())
+    assert frame[4] & 0xE0 == 0  # Frame_Content_Size_flag 0, Single_Segment_flag 0
+    assert decompress(ZSTD, frame) == b"kraft" * 1000
+
+
+def test_raw_snappy_without_the_xerial_header_is_read_too() -> None:
+    assert decompress(SNAPPY, bytes(cramjam.snappy.compress_raw(b"x" * 500))) == b"x" * 500
