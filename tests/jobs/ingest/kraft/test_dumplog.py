@@ -104,3 +104,29 @@ def test_38_format_controls_transactions_noops_and_errors() -> None:
             s.records_by_type["NoOpRecord"]) == (6, 9, 8, 1, 3, 1, 1)
     assert s.error == "line 18: Found 17 invalid bytes at the end of " \
         "00000000000000000100.log"
+
+
+def test_a_dumped_snapshot_with_its_header_and_footer() -> None:
+    batch = ("baseOffset: {o} lastOffset: {o} count: 1 baseSequence: -1 lastSequence: -1 "
+             "producerId: -1 producerEpoch: -1 partitionLeaderEpoch: 3 isTransactional: false "
+             "isControl: {c} deleteHorizonMs: OptionalLong.empty position: 0 CreateTime: "
+             "1700000000000 size: 90 magic: 2 compresscodec: none crc: 1 isvalid: true")
+    meta = "| offset: {o} CreateTime: 1700000000000 keySize: 4 valueSize: 9 sequence: -1 " \
+           "headerKeys: []"
+    text = "\n".join([
+        "Dumping /k/__cluster_metadata-0/00000000000000000100-0000000003.checkpoint",
+        "Snapshot end offset: 100, epoch: 3",
+        batch.format(o=0, c="true"),
+        meta.format(o=0) + ' SnapshotHeader {"version":0,"lastContainedLogTimestamp":17}',
+        batch.format(o=1, c="false"),
+        meta.format(o=1) + ' payload: {"type":"FENCE_BROKER_RECORD","version":0,'
+                           '"data":{"id":2,"epoch":5}}',
+        batch.format(o=2, c="true"),
+        meta.format(o=2) + ' SnapshotFooter {"version":0}', ""])
+    rows, (s,) = decode_all([Input("snap.txt", DUMP_LOG, text.encode())])
+    assert [(r.offset, r.record_type, r.is_control, r.batch_leader_epoch) for r in rows] == [
+        (0, "SnapshotHeaderRecord", True, 3), (1, "FenceBrokerRecord", False, 3),
+        (2, "SnapshotFooterRecord", True, 3)]
+    assert json.loads(rows[0].fields or "")["lastContainedLogTimestamp"] == 17
+    assert (rows[1].broker_id, rows[1].broker_epoch, rows[1].fenced) == (2, 5, True)
+    assert (s.batches, s.rows, s.unreadable_lines, s.error) == (3, 3, 0, None)
