@@ -8,6 +8,9 @@ Written tables (docs/tables.md):
                              request Kafka logged, placed in the controller's order
     ingest_summary/          INGEST_SUMMARY_SCHEMA: line counts per file, and a total row
     unparsed/                UNPARSED_SCHEMA: controller-looking lines no template knows
+    metadata_records/        METADATA_RECORDS_SCHEMA: the records of KRaft metadata log
+                             segments, snapshots and kafka-dump-log text
+    metadata_summary/        METADATA_SUMMARY_SCHEMA: per KRaft input, what it held
 
 Between stages: PARSED_SCHEMA (what parsing one split of a file yields), BLOCK_SCHEMA (where
 each split sits in its file) and ASSEMBLED_SCHEMA (the events the sequential assembly
@@ -129,4 +132,61 @@ ASSEMBLED_SCHEMA = T.StructType([
     _f("unclean_leader_election", T.BooleanType()),
     _f("partition_state", T.StringType()),  # of a PartitionSnapshot event
     *FACT_FIELDS,
+])
+
+
+# -- KRaft metadata logs (`jobs.ingest.kraft`) ---------------------------------------------
+
+_COUNTS = T.MapType(T.StringType(), T.LongType(), True)
+
+# A row per metadata or control record (NoOpRecords only counted): the columns after
+# `cluster` are `jobs.ingest.kraft.rows.MetadataRow`'s fields.
+METADATA_RECORDS_SCHEMA = T.StructType([
+    _f("cluster", T.StringType()),
+    _f("source", T.StringType()),
+    *_longs("offset", "batch_base_offset"),
+    _f("batch_leader_epoch", T.IntegerType()),
+    _f("ts", T.TimestampType()),
+    _f("record_type", T.StringType()),
+    _f("record_version", T.IntegerType()),
+    _f("api_key", T.IntegerType()),
+    _f("is_control", T.BooleanType()),
+    _f("transaction", T.StringType()),
+    _f("fields", T.StringType()),
+    _f("detail", T.StringType()),
+    _f("broker_id", T.IntegerType()),
+    _f("broker_epoch", T.LongType()),
+    _f("topic", T.StringType()),
+    _f("topic_id", T.StringType()),
+    _f("partition", T.IntegerType()),
+    _f("leader", T.IntegerType()),
+    _f("isr", _INTS),
+    _f("replicas", _INTS),
+    _f("adding_replicas", _INTS),
+    _f("removing_replicas", _INTS),
+    _f("elr", _INTS),
+    _f("last_known_elr", _INTS),
+    _f("leader_epoch", T.IntegerType()),
+    _f("partition_epoch", T.IntegerType()),
+    _f("leader_recovery_state", T.IntegerType()),
+    _f("fenced", T.BooleanType()),
+    _f("in_controlled_shutdown", T.BooleanType()),
+    _f("config_resource_type", T.StringType()),
+    _f("config_resource", T.StringType()),
+    _f("config_name", T.StringType()),
+    _f("config_value", T.StringType()),
+])
+
+# A row per KRaft input, and the total (`source = "*"`): the columns after `cluster` are
+# `jobs.ingest.kraft.rows.Summary`'s counts.
+METADATA_SUMMARY_SCHEMA = T.StructType([
+    _f("cluster", T.StringType()),
+    _f("source", T.StringType()),
+    _f("input_kind", T.StringType()),
+    *_longs("batches", "records", "rows", "noops", "aborted", "open_transaction", "unknown",
+            "corrupt_batches", "unreadable_lines", "first_offset", "last_offset"),
+    _f("records_by_type", _COUNTS),
+    _f("unknown_types", _COUNTS),
+    _f("error", T.StringType()),
+    _f("corrupt_reasons", T.ArrayType(T.StringType(), True)),
 ])

@@ -1,4 +1,5 @@
-"""`python -m jobs.ingest`: turn controller.log / state-change.log text into the event log."""
+"""`python -m jobs.ingest`: turn controller.log / state-change.log text into the event log,
+and KRaft metadata logs into a table of their records."""
 
 import sys
 

@@ -1,5 +1,6 @@
 """Ingest Kafka controller.log / state-change.log text into the event log (the input
-contract of the replay, docs/tables.md).
+contract of the replay, docs/tables.md), and KRaft metadata logs (segments, snapshots,
+kafka-dump-log text) into a table of their records.
 
     .venv/bin/python -m jobs.ingest --logs PATH... --out DIR [--cluster NAME]
         [--timezone ZONE] [--assume-controller ID --assume-live 1,2,3] [--master URL]
@@ -15,6 +16,11 @@ Writes Parquet tables under --out (schemas in `schemas.ingest`):
                              release lines the line formats fit (`kafka_version`)
     unparsed/                controller-looking lines no template knows: file, line, text
 
+KRaft metadata logs among the inputs (log segments of `__cluster_metadata-0/`, `*.checkpoint`
+snapshots, `kafka-dump-log --cluster-metadata-decoder` text; told apart by content) are
+decoded by `jobs.ingest.kraft` into `metadata_records/` and `metadata_summary/` instead;
+the tables above are written only when controller logs are among the inputs too.
+
 Stages: extract (read lines with Spark, file path and split offset from `_metadata`; parse
 every split in the executors, `mapInArrow` over the pure `jobs.ingest.logparse`) ->
 transform (line offsets, display names and carried timestamps from the per-split counts, on
@@ -26,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import time
 from collections.abc import Callable, Iterator, Sequence
 from itertools import groupby
@@ -39,6 +46,7 @@ from pyspark.sql import types as T
 from pyspark.sql.window import Window
 
 from jobs.common.cli import command_parser
+from jobs.ingest.kraft import job as kraft_job
 from jobs.ingest.logparse import blocks
 from jobs.ingest.logparse.assemble import (
     ISR_NOTIFICATION,
@@ -72,6 +80,8 @@ ArrowFunction = Callable[[Iterator[pa.RecordBatch]], Iterator[pa.RecordBatch]]
 Log = Callable[[str], object]
 # `source` is `file:line`; the file is what the summary counts by.
 _SOURCE = r"^(.*):(\d+)$"
+# The KRaft metadata log's folder, which starts with `_` like a hidden one.
+METADATA_FOLDER = re.compile(r"__cluster_metadata-\d+$")
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
@@ -118,8 +128,9 @@ def list_inputs(spark: SparkSession, paths: list[str], include: tuple[str, ...]
                 path = it.next().getPath().toString()
                 below = path[len(root):] if path.startswith(root) else path
                 parts = below.split("/")
-                if any(x.startswith((".", "_")) for x in parts[:-1]):
-                    continue  # hidden folders, as Spark's own listing
+                if any(x.startswith((".", "_")) and not METADATA_FOLDER.match(x)
+                       for x in parts[:-1]):
+                    continue  # hidden folders, as Spark's own listing (not KRaft's log)
                 (files if wanted(parts[-1], include) else skipped).append(path)
     return sorted(set(files)), sorted(set(skipped))
 
@@ -218,13 +229,24 @@ class Extracted(NamedTuple):
     counts: list[BlockCount]
 
 
-def extract(spark: SparkSession, args: argparse.Namespace, log: Log) -> Extracted:
-    include = tuple(g.strip() for g in args.include.split(",") if g.strip())
+def _include(args: argparse.Namespace) -> tuple[str, ...]:
+    return tuple(g.strip() for g in args.include.split(",") if g.strip())
+
+
+def list_logs(spark: SparkSession, args: argparse.Namespace, log: Log
+              ) -> tuple[list[str], list[str]]:
+    """(files to read, files of a folder skipped), the skipped ones reported."""
+    include = _include(args)
     files, skipped = list_inputs(spark, args.logs, include)
     if skipped:
         log(f"ingest_logs: skipped {len(skipped)} file(s) not matching --include "
             f"{','.join(include)}: {', '.join(x.rsplit('/', 1)[-1] for x in skipped[:10])}"
             + (" ..." if len(skipped) > 10 else ""))
+    return files, skipped
+
+
+def extract(spark: SparkSession, args: argparse.Namespace, files: list[str],
+            skipped: list[str]) -> Extracted:
     lines = (
         spark.read.text(files)
         .select(F.col("value"), F.col("_metadata.file_path").alias("path"),
@@ -498,12 +520,31 @@ def load(spark: SparkSession, tables: Tables, cluster: str, out: str) -> Summary
     return rows[-1]
 
 
-def run(spark: SparkSession, args: argparse.Namespace, log: Log = print) -> dict[str, float]:
+def run(spark: SparkSession, args: argparse.Namespace, log: Log = print) -> dict[str, Any]:
+    """Ingest the controller logs, and the KRaft metadata logs among the inputs (told apart
+    by content, `jobs.ingest.kraft`): the second write only their own tables."""
     t0 = time.time()
     # Spark's default INT96 timestamps read back as nanoseconds in Arrow; the replay's schema
     # check (and most readers) want the standard microsecond type.
     spark.conf.set("spark.sql.parquet.outputTimestampType", "TIMESTAMP_MICROS")
-    extracted = extract(spark, args, log)
+    files, skipped = list_logs(spark, args, log)
+    kraft, files = kraft_job.split_inputs(spark, files)
+    result: dict[str, Any] = {}
+    if kraft:
+        root = _display_root(sorted(f.path for f in kraft))
+        total = kraft_job.run(spark, kraft, lambda p: p[len(root):] if p.startswith(root)
+                              else p, args.cluster or DEFAULT_CLUSTER, args.out.rstrip("/"), log)
+        result = {f"kraft_{k}": v for k, v in total.items() if isinstance(v, int)}
+        result["kraft_seconds"] = round(time.time() - t0, 1)
+        if not files:
+            return result
+    return {**result, **run_logs(spark, args, files, skipped, log, t0)}
+
+
+def run_logs(spark: SparkSession, args: argparse.Namespace, files: list[str],
+             skipped: list[str], log: Log, t0: float) -> dict[str, float]:
+    """The controller-log ingest proper."""
+    extracted = extract(spark, args, files, skipped)
     t_parse = time.time()
     tables = transform(spark, extracted.parsed, extracted.counts, args)
     out = args.out.rstrip("/")

@@ -58,9 +58,11 @@ class IngestResult:
 
 
 # File names read when a folder is given (files named explicitly are always read): Kafka's
-# logs and their rotations, compressed copies, and text dumps. Anything else in a folder
-# (a README, a catalogue) is skipped and reported, not parsed as a log.
-DEFAULT_INCLUDE: tuple[str, ...] = ("*.log", "*.log.*", "*.gz", "*.txt", "*.out")
+# logs and their rotations, compressed copies, text dumps, and KRaft metadata snapshots
+# (`*.checkpoint`; its log segments are `*.log`). Anything else in a folder (a README, a
+# catalogue, a segment's `.index`) is skipped and reported, not parsed as a log.
+DEFAULT_INCLUDE: tuple[str, ...] = ("*.log", "*.log.*", "*.gz", "*.txt", "*.out",
+                                    "*.checkpoint")
 
 
 def wanted(name: str, include: Iterable[str] = DEFAULT_INCLUDE) -> bool:
