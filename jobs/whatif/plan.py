@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 from bisect import bisect_left
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -329,8 +330,8 @@ def resolve(scenario: Scenario, base: ReplayConfig, facts: LogFacts,
     specs = list(scenario.variants)
     for sweep in scenario.sweeps:
         specs += sweep_variants(sweep, scenario.racks, facts)
-    names = [s.name for s in specs]
-    duplicate = next((n for n in names if names.count(n) > 1), None)
+    counts = Counter(s.name for s in specs)
+    duplicate = next((s.name for s in specs if counts[s.name] > 1), None)
     if duplicate is not None:
         raise ScenarioError(f"variant name {duplicate!r} is given twice (a [[variant]] and "
                             "the sweep's)")
