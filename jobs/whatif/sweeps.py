@@ -52,10 +52,11 @@ def _injections(sweep: Sweep, brokers: tuple[int, ...], at: int,
             if broker not in c.brokers:
                 continue
             fields = (("broker_id", broker), ("cluster", cluster))
+            # The member's second and later brokers leave in the first one's BrokerChange.
+            together = any(i.get("cluster") == cluster for i in injections)
             if sweep.kind == "shutdown_each_broker":
                 injections.append(Injection(
                     (*fields, ("event_type", ET.CONTROLLED_SHUTDOWN)), at, None, None))
-            together = any(i.get("cluster") == cluster for i in injections)
             injections.append(Injection((*fields, ("event_type", ET.BROKER_FAILURE)), at,
                                         None, None, sweep.restart_after, together))
     return tuple(injections)
