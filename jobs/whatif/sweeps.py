@@ -46,7 +46,7 @@ def _members(sweep: Sweep, racks: tuple[tuple[int, str], ...],
 def _injections(sweep: Sweep, brokers: tuple[int, ...], at: int,
                 facts: LogFacts) -> tuple[Injection, ...]:
     """The member's events in every cluster that knows each broker."""
-    injections = []
+    injections: list[Injection] = []
     for broker in brokers:
         for cluster, c in sorted(facts.clusters.items()):
             if broker not in c.brokers:
