@@ -18,7 +18,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as ds
 from pyarrow import fs as pafs
-from pyspark.sql import SparkSession
+from pyspark.sql import Column, SparkSession
 from pyspark.sql import functions as F
 
 from jobs.common.paths import arrow_filesystem
@@ -54,16 +54,25 @@ def _arrow_rows(out_dir: str, table: str, run_id: str, columns: list[str],
                 else found.column(c)).to_pylist() for c in columns}
 
 
-def read_windows(spark: SparkSession, out_dir: str, runs: Iterable[str]) -> list[Read]:
-    """The incident windows of `runs`."""
+def _of_cluster(cluster: str | None) -> tuple[pc.Expression, Column]:
+    """The filter of one cluster's rows (None: every cluster), for pyarrow and Spark."""
+    if cluster is None:
+        return pc.scalar(True), F.lit(True)
+    return pc.field("cluster") == cluster, F.col("cluster") == cluster
+
+
+def read_windows(spark: SparkSession, out_dir: str, runs: Iterable[str],
+                 cluster: str | None = None) -> list[Read]:
+    """The incident windows of `runs` (of one cluster, when given)."""
     kinds = sorted(INCIDENT_KINDS)
+    in_arrow, in_spark = _of_cluster(cluster)
     rows: list[Read] = []
     for run in runs:
         got = _arrow_rows(out_dir, "partition_windows", run, ["cluster", *WINDOW_COLUMNS],
-                          pc.field("kind").isin(kinds))
+                          pc.field("kind").isin(kinds) & in_arrow)
         if got is None:
             df = (read_table(spark, out_dir, "partition_windows")
-                  .where((F.col("run_id") == run) & F.col("kind").isin(kinds))
+                  .where((F.col("run_id") == run) & F.col("kind").isin(kinds) & in_spark)
                   .select("cluster", *[F.unix_micros(c).alias(c) if c in TIME_COLUMNS
                                        else F.col(c) for c in WINDOW_COLUMNS]))
             rows += [(r[0], run, PartitionWindowRow(*r[1:])) for r in df.collect()]
@@ -74,17 +83,19 @@ def read_windows(spark: SparkSession, out_dir: str, runs: Iterable[str]) -> list
     return rows
 
 
-def read_elections(spark: SparkSession, out_dir: str,
-                   runs: Iterable[str]) -> list[tuple[str, Election]]:
-    """The unclean leader elections of `runs`, by cluster."""
+def read_elections(spark: SparkSession, out_dir: str, runs: Iterable[str],
+                   cluster: str | None = None) -> list[tuple[str, Election]]:
+    """The unclean leader elections of `runs` (of one cluster, when given), by cluster."""
     columns = ["cluster", "seq", "topic", "partition"]
+    in_arrow, in_spark = _of_cluster(cluster)
     found: list[tuple[str, Election]] = []
     for run in runs:
         got = _arrow_rows(out_dir, "findings", run, columns,
-                          pc.field("kind") == UNCLEAN_ELECTION)
+                          (pc.field("kind") == UNCLEAN_ELECTION) & in_arrow)
         if got is None:
             df = (read_table(spark, out_dir, "findings")
-                  .where((F.col("run_id") == run) & (F.col("kind") == UNCLEAN_ELECTION))
+                  .where((F.col("run_id") == run) & (F.col("kind") == UNCLEAN_ELECTION)
+                         & in_spark)
                   .select(*columns))
             values = [list(r) for r in df.collect()]
         else:
@@ -118,10 +129,19 @@ def incident_batches(found: dict[str, list[IncidentRow]], run_id: str) -> list[p
 
 
 def write_incidents(spark: SparkSession, out_dir: str, run_id: str, runs: Iterable[str],
-                    as_of: dict[str, int | None]) -> int:
+                    as_of: dict[str, int | None], per_cluster: bool = False) -> int:
     """Write the run's `incidents` (rolled up over the windows of `runs`, which include
-    this one); the number of rows."""
+    this one); the number of rows. `per_cluster` reads the windows one cluster at a time,
+    so the driver holds one cluster's windows at once (the what-if's clusters are its
+    variants: all of them at once would grow with the number of variants)."""
     every = sorted({*runs, run_id})
-    found = run_incidents(read_windows(spark, out_dir, every),
-                          read_elections(spark, out_dir, every), run_id, as_of)
+    if not per_cluster:
+        found = run_incidents(read_windows(spark, out_dir, every),
+                              read_elections(spark, out_dir, every), run_id, as_of)
+    else:
+        found = {}
+        for cluster in sorted(as_of):
+            found.update(run_incidents(read_windows(spark, out_dir, every, cluster),
+                                       read_elections(spark, out_dir, every, cluster),
+                                       run_id, {cluster: as_of[cluster]}))
     return write_arrow(spark, incident_batches(found, run_id), out_dir, "incidents", run_id)

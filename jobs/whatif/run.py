@@ -110,7 +110,8 @@ def replay_variants(spark: SparkSession, events_dir: str, run_id: str, buckets: 
     # Each variant is a whole log replayed afresh: its period is the whole log.
     rollups = offline_rollup(spark, staging, run_id, {},
                              {c: v.last_ts for c, v in counts.items()})
-    write_incidents(spark, staging, run_id, (), {c: r.period_end_us for c, r in rollups.items()})
+    write_incidents(spark, staging, run_id, (), {c: r.period_end_us for c, r in rollups.items()},
+                    per_cluster=True)
     summary = summary_batches(counts, rollups, len(ledger.records), run_id, buckets,
                               started_at, datetime.now(UTC), {})
     write_arrow(spark, summary, staging, "run_summary", run_id)
