@@ -12,6 +12,7 @@ The stages, in the order a run goes through them (`job.py` strings them together
     edits.py      the variants inside the query: composite cluster keys, drops, renumbering
     run.py        the one streaming query (the replay's stages) into staging tables
     output.py     the replay tables published with a `variant` column
-    impact.py     whatif_impact, whatif_partition_diff and the printed ranking
-    bench.py      N variants in one job against N separate replays
+    impact.py     whatif_impact and whatif_partition_diff (Spark aggregations)
+    ranking.py    the printed ranking
+    bench.py      a fail_each_broker sweep against one plain replay (make bench-whatif)
 """

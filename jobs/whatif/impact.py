@@ -1,6 +1,6 @@
 """`whatif_impact` and `whatif_partition_diff`, computed with Spark aggregations from the
 tables the what-if has just published (no window is collected to the driver), and the
-printed ranking. The definitions are in docs/whatif.md.
+printed ranking (`jobs.whatif.ranking`). The definitions are in docs/whatif.md.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from jobs.whatif.facts import LogFacts
 from jobs.whatif.matching import EditCounts
 from jobs.whatif.output import read_whatif_table, write_whatif_table
 from jobs.whatif.plan import VariantPlan
+from jobs.whatif.ranking import print_ranking
 from schemas.whatif import BASELINE, DIFF_FIELDS, WHATIF_IMPACT
 from statemachine.context import ReplayConfig
 from statemachine.flows import NO_LONGER_APPLIES
@@ -212,45 +213,6 @@ def partition_diff(states: DataFrame, keys: DataFrame, run_id: str) -> DataFrame
         .withColumn("run_id", F.lit(run_id)) \
         .select("cluster", "run_id", "variant", "topic", "partition", "field", "baseline",
                 "value")
-
-
-def _flags(r: dict[str, object]) -> str:
-    if r["no_edit"]:
-        return " [no edit: the baseline's log and config]"
-    if r["same_as_baseline"]:
-        return " [same rows as the baseline]"
-    return ""
-
-
-def _edit_lines(r: dict[str, object]) -> list[str]:
-    """What the variant's edits did, and the log events its history makes impossible."""
-    if r["variant"] == BASELINE:
-        return []
-    lines = [f"edits: {r['events_dropped']} events dropped, {r['events_injected']} injected, "
-             f"{r['events_edited']} edited, {r['partitions_edited']} partitions with "
-             "edited events"]
-    if r["events_no_longer_applying"]:
-        lines.append(f"{r['events_no_longer_applying']} events of the log no longer apply")
-    return lines
-
-
-def print_ranking(rows: list[dict[str, object]]) -> None:
-    clusters = sorted({str(r["cluster"]) for r in rows})
-    for cluster in clusters:
-        print(f"\n== what-if ranking, cluster {cluster} ==")
-        for r in sorted((r for r in rows if r["cluster"] == cluster),
-                        key=lambda r: int(str(r["rank"]))):
-            vs = float(str(r["offline_partition_seconds_vs_baseline"] or 0.0))
-            print(f"{r['rank']}. {r['variant']}: "
-                  f"{float(str(r['offline_partition_seconds'])):,.0f} offline "
-                  f"partition-seconds ({vs:+,.0f} vs baseline), up to "
-                  f"{r['max_partitions_offline_at_once']} partitions offline at once, "
-                  f"{r['partitions_offline_at_end']} still offline at the end, "
-                  f"{r['topics_losing_only_isr']} topics lose their only in-sync replica, "
-                  f"{r['unclean_elections']} unclean elections{_flags(r)}")
-            for line in _edit_lines(r):
-                print(f"   {line}")
-    print(flush=True)
 
 
 def impact_stage(spark: SparkSession, out_dir: str, run_id: str, plans: list[VariantPlan],

@@ -36,9 +36,9 @@ import pytest
 from pyspark.sql import functions as F
 
 from jobs.whatif.facts import facts_from_arrow
-from jobs.whatif.impact import print_ranking
 from jobs.whatif.job import main
 from jobs.whatif.plan import VariantPlan, resolve
+from jobs.whatif.ranking import print_ranking
 from jobs.whatif.scenario import load_scenario
 from schemas import event_types as ET
 from statemachine.cluster import build_timeline
