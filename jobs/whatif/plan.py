@@ -93,8 +93,9 @@ def composite(cluster: str, variant: str) -> str:
 
 
 def drop_matches(drop: Drop, cluster: str, e: Event) -> bool:
-    """The Python twin of `jobs.whatif.edits.drop_condition` (the timelines' cluster
-    events are edited on the driver, the stream's rows in Spark)."""
+    """The Python twin of `jobs.whatif.edits._entry_matches` (Spark) and
+    `jobs.whatif.matching.drop_rows` (pyarrow): the timelines' cluster events are edited
+    on the driver, the stream's rows in Spark, the counts from the log's facts."""
     for name, value in drop.fields:
         if name == "cluster":
             ok = cluster == value
