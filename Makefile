@@ -72,8 +72,8 @@ whatif-sample: install ## fail each broker of the sample log in turn (one Spark 
 bench-nightly: install ## first run over 99% of the bench log with a checkpoint, then a night over the last 1%
 	$(PY) -m jobs.bench.nightly --preset $(BENCH)
 
-bench-whatif: install ## N what-if variants in one Spark job against N separate replays
-	$(PY) -m jobs.whatif.bench --preset sample
+bench-whatif: install ## fail_each_broker sweep vs one plain replay of the bench log; writes BENCHMARKS.md, bench.json
+	$(PY) -m jobs.whatif.bench --preset $(BENCH)
 
 # The code spark-submit ships (--py-files): only zipped, so the system python3 does it (no
 # venv, no `zip` binary, which a fresh Debian lacks); bytecode caches stay out.

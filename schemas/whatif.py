@@ -53,6 +53,13 @@ WHATIF_IMPACT = T.StructType([
     _f("max_partitions_offline_at_once_vs_baseline", T.LongType()),
     _f("unclean_elections_vs_baseline", T.LongType()),
     _f("partitions_offline_at_end_vs_baseline", T.LongType()),
+    _f("events_dropped", T.LongType()),
+    _f("events_injected", T.LongType()),
+    _f("events_edited", T.LongType()),
+    _f("partitions_edited", T.LongType()),
+    _f("events_no_longer_applying", T.LongType()),
+    _f("no_edit", T.BooleanType()),
+    _f("same_as_baseline", T.BooleanType()),
 ])
 
 # Fields of `partition_states` the diff compares (ISR as a set, printed sorted).

@@ -54,6 +54,11 @@ class ReplayConfig:
     # (PartitionCreated / TopicConfigChanged): a what-if's `topic_config`. Empty for a
     # replay, where the log's setting is the topic's.
     topic_unclean_leader_election_enable: tuple[tuple[str, bool], ...] = ()
+    # Brokers a what-if variant fails and holds dead against the log (empty for a replay):
+    # the log's AlterPartition that names one of them while it is dead was sent by, or
+    # vouches for, a broker the variant's cluster no longer has, so Kafka would never
+    # have received it (`statemachine.flows.NO_LONGER_APPLIES`).
+    held_dead: tuple[int, ...] = ()
     # The Kafka release line replayed (`statemachine.profiles`), and its Scala binary.
     kafka_version: str = "3.7"
     # Scala binary version of the Kafka build ("2.13" for 3.x, "2.12" for the 2.x line):

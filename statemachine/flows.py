@@ -47,6 +47,8 @@ from statemachine.states import PARTITION_NAMES, REPLICA_NAMES, PartitionState, 
 
 P = PartitionState
 R = ReplicaState
+# The finding of a log event a what-if variant makes impossible (`_isr_changed`).
+NO_LONGER_APPLIES = "log_event_no_longer_applies"
 _CLEAN = offline_strategy(False)
 _UNCLEAN = offline_strategy(True)
 
@@ -356,6 +358,12 @@ def _reassignment_requested(ctx: ControllerContext, e: Event) -> None:
         reassignment.request(ctx, *found, tuple(e.replicas))
 
 
+def _held_dead_in(ctx: ControllerContext, isr: Ints) -> list[int]:
+    """The members of `isr` a what-if variant holds dead and that are dead now."""
+    held = ctx.config.held_dead
+    return [b for b in isr if b in held and b not in ctx.live_or_shutting_down] if held else []
+
+
 def _isr_changed(ctx: ControllerContext, e: Event) -> None:
     """An ISR change by the leader: AlterPartition (`KafkaController.processAlterPartition`)
     or, before 2.7, the leader's own
@@ -364,13 +372,24 @@ def _isr_changed(ctx: ControllerContext, e: Event) -> None:
 
     Version note: before 3.3 an accepted request with a leader epoch ahead of the
     controller's is written as it came (AlterIsr writes the request's `LeaderAndIsr`; before
-    2.7 the controller reloads what the leader wrote): the epoch is the request's."""
+    2.7 the controller reloads what the leader wrote): the epoch is the request's.
+
+    In a what-if variant, an ISR that names a broker the variant holds dead is a log event
+    that no longer applies: the leader is always in the ISR it sends, so either the dead
+    broker sent it, or a live leader vouched for a follower that cannot be fetching. Kafka
+    never receives it (no write, no UpdateMetadata); one `NO_LONGER_APPLIES` finding
+    records it, apart from the rejections."""
     found = _known_part(ctx, e, "alter_partition_rejected")
     if found is None:
         return
     topic, part = found
     assert e.isr is not None
     isr = tuple(e.isr)
+    dead = _held_dead_in(ctx, isr)
+    if dead:
+        ctx.finding(topic.name, part.partition, part.leader, NO_LONGER_APPLIES,
+                    f"ISR {list(isr)} names broker(s) {dead}, dead in this variant")
+        return
     error = _alter_partition_error(ctx, part, isr, e.leader_epoch)
     if error is not None:
         ctx.finding(topic.name, part.partition, part.leader, "alter_partition_rejected", error)

@@ -35,6 +35,8 @@ from jobs.bench.core import REPO_ROOT, cached_log
 from jobs.common.cli import command_parser
 
 RUN_ID = "bench"
+# The sections of bench.json other commands than `make bench` write.
+SECTIONS = ("runs", "nightly", "whatif")
 
 
 class MemorySampler(threading.Thread):
@@ -307,8 +309,33 @@ def nightly_table(nightly: dict[str, Run]) -> list[str]:
     return [*lines, ""]
 
 
+def whatif_table(whatif: dict[str, Run]) -> list[str]:
+    """`make bench-whatif`: one row per preset measured."""
+    if not whatif:
+        return []
+    lines = ["## What-if sweep (`make bench-whatif`)", "",
+             "`fail_each_broker` at the log's midpoint (one variant per broker plus the "
+             "baseline) in one `jobs.whatif` run, against one plain `jobs.replay` of the same "
+             "log, one after the other in one `make bench-whatif`, each its own process.", "",
+             "| preset | measured at (UTC) | variants | one replay (s) | sweep (s) "
+             "| sweep / replay | sweep stages (s) | peak RSS sweep: JVM / workers (MB) "
+             "| exit codes replay / sweep |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for preset in preset_order(whatif):
+        r = whatif[preset]
+        memory = r["sweep"].get("memory_mb", {})
+        lines.append(
+            f"| {preset} | {r['measured_at']} | {r['variants']} | {_n(r['replay_seconds'])} | "
+            f"{_n(r['sweep_seconds'])} | {r['sweep_over_replay']:.2f} | "
+            f"{_stages(r['sweep'].get('stages_s', {}))} | "
+            f"{_n(memory.get('driver_jvm'))} / {_n(memory.get('python_workers'))} | "
+            f"{r['replay'].get('rc')} / {r['sweep'].get('rc')} |")
+    return [*lines, ""]
+
+
 def render_markdown(runs: dict[str, Run], mach: dict[str, str], log: str = LOG_START,
-                    nightly: dict[str, Run] | None = None) -> str:
+                    nightly: dict[str, Run] | None = None,
+                    whatif: dict[str, Run] | None = None) -> str:
     """The generated part (the machine and the results table), then `log` unchanged."""
     lines = [
         INTRO,
@@ -322,6 +349,7 @@ def render_markdown(runs: dict[str, Run], mach: dict[str, str], log: str = LOG_S
         "",
         NOTES,
         *nightly_table(nightly or {}),
+        *whatif_table(whatif or {}),
     ]
     return "\n".join(lines) + "\n" + log
 
@@ -418,14 +446,14 @@ def write_reports(result: Run, json_path: Path, markdown: Path) -> None:
     runs = dict(old.get("runs", {}))
     if result:
         runs[result["preset"]] = {k: v for k, v in result.items()
-                                  if k not in ("runs", "nightly")}
-    else:  # `make bench-nightly`: the last `make bench` run stays at the top level
-        result = {k: v for k, v in old.items() if k not in ("machine", "runs", "nightly")}
-    nightly = dict(old.get("nightly", {}))
+                                  if k not in SECTIONS}
+    else:  # `make bench-nightly` or `bench-whatif`: the last `make bench` run stays on top
+        result = {k: v for k, v in old.items() if k not in ("machine", *SECTIONS)}
+    nightly, whatif = dict(old.get("nightly", {})), dict(old.get("whatif", {}))
     mach = machine()
     json_path.write_text(json.dumps({**result, "machine": mach, "runs": runs,
-                                     "nightly": nightly}, indent=2) + "\n")
-    markdown.write_text(render_markdown(runs, mach, kept_log(markdown), nightly))
+                                     "nightly": nightly, "whatif": whatif}, indent=2) + "\n")
+    markdown.write_text(render_markdown(runs, mach, kept_log(markdown), nightly, whatif))
 
 
 def print_summary(result: Run) -> None:

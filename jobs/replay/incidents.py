@@ -28,22 +28,29 @@ WINDOW_COLUMNS = list(PartitionWindowRow._fields)
 Read = tuple[str, str, PartitionWindowRow]
 
 
-def read_windows(spark: SparkSession, out_dir: str, runs: Iterable[str]) -> list[Read]:
-    """The incident windows of `runs`."""
-    kinds = {"kind": sorted(INCIDENT_KINDS)}
+def _where(cluster: str | None, **values: list[str]) -> dict[str, list[str]]:
+    """A read's filter, of one cluster's rows when given (None: every cluster)."""
+    return values if cluster is None else {**values, "cluster": [cluster]}
+
+
+def read_windows(spark: SparkSession, out_dir: str, runs: Iterable[str],
+                 cluster: str | None = None) -> list[Read]:
+    """The incident windows of `runs` (of one cluster, when given)."""
+    where = _where(cluster, kind=sorted(INCIDENT_KINDS))
     return [(c, run, PartitionWindowRow(*w))
             for run in runs
             for c, *w in run_rows(spark, out_dir, "partition_windows", run,
-                                  ["cluster", *WINDOW_COLUMNS], kinds)]
+                                  ["cluster", *WINDOW_COLUMNS], where)]
 
 
-def read_elections(spark: SparkSession, out_dir: str,
-                   runs: Iterable[str]) -> list[tuple[str, Election]]:
-    """The unclean leader elections of `runs`, by cluster."""
+def read_elections(spark: SparkSession, out_dir: str, runs: Iterable[str],
+                   cluster: str | None = None) -> list[tuple[str, Election]]:
+    """The unclean leader elections of `runs` (of one cluster, when given), by cluster."""
     columns = ["cluster", "seq", "topic", "partition"]
     found: list[tuple[str, Election]] = []
     for run in runs:
-        rows = run_rows(spark, out_dir, "findings", run, columns, {"kind": [UNCLEAN_ELECTION]})
+        rows = run_rows(spark, out_dir, "findings", run, columns,
+                        _where(cluster, kind=[UNCLEAN_ELECTION]))
         found += [(c, Election(s, t, p)) for c, s, t, p in rows
                   if s is not None and t is not None and p is not None]
     return found
@@ -56,8 +63,8 @@ def run_incidents(reads: list[Read], elections: list[tuple[str, Election]], run_
     out: dict[str, list[IncidentRow]] = {}
     for cluster in sorted(as_of):
         mine = [w for c, _, w in reads if c == cluster]
-        run_rows = [w for c, r, w in reads if c == cluster and r == run_id]
-        found = of_run(mine, run_rows, [e for c, e in elections if c == cluster],
+        written = [w for c, r, w in reads if c == cluster and r == run_id]
+        found = of_run(mine, written, [e for c, e in elections if c == cluster],
                        as_of[cluster])
         if found:
             out[cluster] = found
@@ -73,10 +80,19 @@ def incident_batches(found: dict[str, list[IncidentRow]], run_id: str) -> list[p
 
 
 def write_incidents(spark: SparkSession, out_dir: str, run_id: str, runs: Iterable[str],
-                    as_of: dict[str, int | None]) -> int:
+                    as_of: dict[str, int | None], per_cluster: bool = False) -> int:
     """Write the run's `incidents` (rolled up over the windows of `runs`, which include
-    this one); the number of rows."""
+    this one); the number of rows. `per_cluster` reads the windows one cluster at a time,
+    so the driver holds one cluster's windows at once (the what-if's clusters are its
+    variants: all of them at once would grow with the number of variants)."""
     every = sorted({*runs, run_id})
-    found = run_incidents(read_windows(spark, out_dir, every),
-                          read_elections(spark, out_dir, every), run_id, as_of)
+    if not per_cluster:
+        found = run_incidents(read_windows(spark, out_dir, every),
+                              read_elections(spark, out_dir, every), run_id, as_of)
+    else:
+        found = {}
+        for cluster in sorted(as_of):
+            found.update(run_incidents(read_windows(spark, out_dir, every, cluster),
+                                       read_elections(spark, out_dir, every, cluster),
+                                       run_id, {cluster: as_of[cluster]}))
     return write_arrow(spark, incident_batches(found, run_id), out_dir, "incidents", run_id)

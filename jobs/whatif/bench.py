@@ -1,75 +1,131 @@
-"""`python -m jobs.whatif.bench`: N variants in one what-if job against N separate replays.
+"""`make bench-whatif`: a `fail_each_broker` sweep in one what-if run against one plain
+replay of the same log, side by side.
 
-The what-if runs a `fail_each_broker` sweep (one variant per broker, plus the baseline) over
-one read of the log; the comparison replays the same log once per variant with
-`jobs.replay`, as running each variant on its own would. Both share one SparkSession, so
-the JVM start is in neither figure.
+    python -m jobs.whatif.bench --preset bench [--seed N] [--buckets N]
+
+1. the preset's cached log (`jobs.bench.core.cached_log`) and a scenario failing each
+   broker at the log's midpoint (one variant per broker, plus the baseline);
+2. one plain `jobs.replay` of the log, then the sweep (`jobs.whatif`), each in its own
+   process, timed, its memory sampled (`jobs.bench.job.MemorySampler`), with the default
+   driver memory; the sweep's stages come from its `[whatif] <stage>: ... in <s>s` lines;
+3. the figures go to `bench.json` under `whatif.<preset>` and to the what-if table of
+   `BENCHMARKS.md`.
+
+Figures, never assertions: a sweep slower than its target fails nothing; a run that fails
+makes the bench exit 1.
 """
 
 from __future__ import annotations
 
 import argparse
-import tempfile
+import json
+import os
+import re
+import subprocess
+import sys
 import time
+from collections.abc import Sequence
+from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
-from pyspark.sql import SparkSession
-
-from jobs.common.session import build_session
-from jobs.replay.job import main as replay_main
-from jobs.sim.cli import write_log
+from jobs.bench.core import CACHE, REPO_ROOT, cached_log
+from jobs.bench.job import MemorySampler, run_spark, write_reports
 from jobs.whatif.facts import facts_from_arrow
-from jobs.whatif.job import main as whatif_main
+
+WORK = REPO_ROOT / "out" / "bench-whatif"
+STAGE_LINE = re.compile(r"^\[whatif\] (\w+): .* in ([\d.]+)s$")
 
 
-def sweep_scenario(events: str, path: Path) -> int:
+def sweep_scenario(events: str, path: Path) -> tuple[int, str]:
     """A fail_each_broker sweep halfway through the log; returns the variants it makes
-    (one per broker, plus the baseline)."""
+    (one per broker, plus the baseline) and its time."""
     facts = facts_from_arrow(events)
     assert facts is not None and facts.clusters
     cluster = next(iter(facts.clusters.values()))
     middle = int((int(cluster.times.min()) + int(cluster.times.max())) // 2)
     at = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(middle / 1e6))
     path.write_text(f'[sweep]\nfail_each_broker = {{ at = "{at}" }}\n')
-    return len(facts.all_brokers) + 1
+    return len(facts.all_brokers) + 1, at
 
 
-def measure(spark: SparkSession, preset: str, buckets: int) -> dict[str, float]:
-    with tempfile.TemporaryDirectory(prefix="bench-whatif-") as tmp:
-        root = Path(tmp)
-        write_log(str(root / "log"), preset=preset, seed=1)
-        variants = sweep_scenario(str(root / "log"), root / "sweep.toml")
-        started = time.perf_counter()
-        assert whatif_main(["--events", str(root / "log"), "--scenario",
-                            str(root / "sweep.toml"), "--out", str(root / "whatif"),
-                            "--buckets", str(buckets)], spark=spark) == 0
-        one_job = time.perf_counter() - started
-        started = time.perf_counter()
-        for i in range(variants):
-            assert replay_main(["--events", str(root / "log"), "--out", str(root / "replay"),
-                                "--run-id", f"r{i}", "--buckets", str(buckets)],
-                               spark=spark) == 0
-        separate = time.perf_counter() - started
-    return {"variants": variants, "one_job_seconds": one_job,
-            "separate_replays_seconds": separate, "ratio": separate / one_job}
+def run_sweep(events: Path, scenario: Path, out: Path, buckets: int | None) -> dict[str, Any]:
+    """The what-if in a subprocess, timed, its memory sampled, its stages from its log."""
+    cmd = [sys.executable, "-m", "jobs.whatif", "--events", str(events), "--scenario",
+           str(scenario), "--out", str(out), "--run-id", "sweep"]
+    if buckets:
+        cmd += ["--buckets", str(buckets)]
+    env = dict(os.environ, SPARK_LOCAL_IP="127.0.0.1", PYSPARK_PYTHON=sys.executable,
+               PYSPARK_DRIVER_PYTHON=sys.executable)
+    log_path = out.parent / "sweep.log"
+    started = time.perf_counter()
+    with log_path.open("w") as log:
+        proc = subprocess.Popen(cmd, cwd=REPO_ROOT, env=env, stdout=log,
+                                stderr=subprocess.STDOUT)
+        sampler = MemorySampler(proc.pid)
+        sampler.start()
+        rc = proc.wait()
+        sampler.stop()
+    seconds = time.perf_counter() - started
+    stages = {m.group(1): float(m.group(2)) for m in map(STAGE_LINE.match,
+                                                         log_path.read_text().splitlines())
+              if m is not None}
+    stages["total"] = round(seconds, 2)
+    if rc != 0:
+        tail = log_path.read_text().splitlines()[-15:]
+        print("the what-if failed:\n  " + "\n  ".join(tail), file=sys.stderr)
+    return {"rc": rc, "seconds": round(seconds, 2), "log": str(log_path), "stages_s": stages,
+            "memory_mb": {k: round(v) for k, v in sampler.peak.items()}}
 
 
-def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="jobs.whatif.bench", description=__doc__.split("\n")[0])
-    p.add_argument("--preset", default="sample")
-    p.add_argument("--buckets", type=int, default=8)
-    p.add_argument("--master", default="local[*]")
-    args = p.parse_args(argv)
-    spark = build_session("bench-whatif", master=args.master)
-    try:
-        result = measure(spark, args.preset, args.buckets)
-    finally:
-        spark.stop()
-    print(f"\n{result['variants']:.0f} variants ({args.preset}, buckets={args.buckets}): "
-          f"one what-if job {result['one_job_seconds']:.1f} s, "
-          f"{result['variants']:.0f} separate replays {result['separate_replays_seconds']:.1f} s"
-          f" -> {result['ratio']:.2f}x", flush=True)
-    return 0
+def measure(preset: str, seed: int, buckets: int | None, work_root: Path = WORK,
+            cache: Path = CACHE) -> dict[str, Any]:
+    events, counts = cached_log(preset, seed, cache)
+    work = work_root / preset
+    work.mkdir(parents=True, exist_ok=True)
+    variants, at = sweep_scenario(str(events), work / "sweep.toml")
+    print(f"[bench-whatif] one replay of {preset}", flush=True)
+    replay = run_spark(events, work / "replay", buckets)
+    print(f"[bench-whatif] fail_each_broker at {at}: {variants} variants", flush=True)
+    sweep = run_sweep(events, work / "sweep.toml", work / "whatif", buckets)
+    return {
+        "preset": preset, "events": counts.get("events"), "variants": variants, "at": at,
+        "measured_at": datetime.now(UTC).strftime("%Y-%m-%d %H:%M"),
+        "replay_seconds": replay["spark_seconds"], "sweep_seconds": sweep["seconds"],
+        "sweep_over_replay": round(sweep["seconds"] / replay["spark_seconds"], 2),
+        "replay": replay, "sweep": sweep,
+    }
+
+
+def record(result: dict[str, Any], json_path: Path, markdown: Path) -> None:
+    """`whatif.<preset>` of bench.json, then BENCHMARKS.md's generated part again."""
+    data: dict[str, Any] = json.loads(json_path.read_text()) if json_path.is_file() else {}
+    data.setdefault("whatif", {})[result["preset"]] = result
+    json_path.write_text(json.dumps(data, indent=2) + "\n")
+    write_reports({}, json_path, markdown)
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    ap = argparse.ArgumentParser(prog="python -m jobs.whatif.bench", description=__doc__)
+    ap.add_argument("--preset", default="bench")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--buckets", type=int, help="replay groups (default: the job's config)")
+    ap.add_argument("--json", default=str(REPO_ROOT / "bench.json"))
+    ap.add_argument("--markdown", default=str(REPO_ROOT / "BENCHMARKS.md"))
+    ap.add_argument("--work", default=str(WORK), help="where the tables go")
+    ap.add_argument("--cache", default=str(CACHE), help="where simulated logs are cached")
+    return ap.parse_args(argv)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    result = measure(args.preset, args.seed, args.buckets, Path(args.work), Path(args.cache))
+    record(result, Path(args.json), Path(args.markdown))
+    print(f"[bench-whatif] {result['variants']} variants ({args.preset}): the sweep "
+          f"{result['sweep_seconds']} s, one replay {result['replay_seconds']} s -> "
+          f"{result['sweep_over_replay']:.2f}x; sweep stages {result['sweep']['stages_s']}",
+          flush=True)
+    return 0 if result["replay"]["rc"] == 0 and result["sweep"]["rc"] == 0 else 1
 
 
 if __name__ == "__main__":

@@ -9,9 +9,7 @@ over one read of the log, and `jobs.replay.group` never knows it runs a what-if.
 
 from __future__ import annotations
 
-import operator
 from datetime import UTC, datetime, timedelta
-from functools import reduce
 
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -19,7 +17,7 @@ from pyspark.sql import types as T
 
 from jobs.replay.timeline import LogScan, log_scan
 from jobs.whatif.plan import VariantPlan
-from jobs.whatif.scenario import Drop
+from jobs.whatif.scenario import DROP_FIELDS
 from schemas import event_types as ET
 from schemas.events import EVENT_COLUMNS, EVENT_SCHEMA
 from statemachine.context import ReplayConfig
@@ -32,6 +30,10 @@ VARIANTS_SCHEMA = T.StructType([
     T.StructField("points", T.ArrayType(T.LongType(), False), False),
 ])
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+LONG_FIELDS = frozenset({"seq", "seq_from", "seq_to", "ts_from", "ts_to"})
+# Bound field -> (the column it bounds, True for a lower bound).
+BOUNDS = {"seq_from": ("seq", True), "seq_to": ("seq", False), "ts_from": ("ts", True),
+          "ts_to": ("ts", False)}
 
 
 def variants_frame(spark: SparkSession, plans: list[VariantPlan],
@@ -41,49 +43,80 @@ def variants_frame(spark: SparkSession, plans: list[VariantPlan],
     return spark.createDataFrame(rows, VARIANTS_SCHEMA)
 
 
-def _entry_condition(drop: Drop) -> Column:
-    """One drop entry as a Spark condition; false, never null, on a null field (the twin
-    of `jobs.whatif.plan.drop_matches`)."""
-    conditions: list[Column] = []
+# A drop entry as a row of the drops frame: `d_<field>` null when the entry leaves the field
+# out (times as microseconds).
+DROPS_SCHEMA = T.StructType([
+    T.StructField("d_variant", T.StringType(), False),
+    *[T.StructField(f"d_{name}", T.LongType() if name in LONG_FIELDS else
+                    T.IntegerType() if kind is int else T.StringType(), True)
+      for name, kind in DROP_FIELDS.items()],
+])
+FAILOVERS_SCHEMA = T.StructType([
+    T.StructField("f_variant", T.StringType(), False),
+    T.StructField("f_cluster", T.StringType(), False),
+    T.StructField("f_seq", T.LongType(), False),
+    T.StructField("f_broker_id", T.IntegerType(), False),
+    T.StructField("f_brokers", T.ArrayType(T.IntegerType(), False), False),
+])
+
+
+def drops_frame(spark: SparkSession, plans: list[VariantPlan]) -> DataFrame | None:
+    """One row per (variant, drop entry); None when no variant drops anything."""
+    rows = [(p.name, *[d.get(name) for name in DROP_FIELDS]) for p in plans for d in p.drops]
+    return spark.createDataFrame(rows, DROPS_SCHEMA) if rows else None
+
+
+def _entry_matches() -> Column:
+    """A row matches its variant's entry when every field the entry gives is equal (or
+    within the bounds); a field compared with the row's null never matches, as in
+    `jobs.whatif.plan.drop_matches` (null, not true, and the anti join keeps the row)."""
     ts_us = F.unix_micros(F.col("ts"))
-    for name, value in drop.fields:
-        if name == "seq_from":
-            conditions.append(F.col("seq") >= F.lit(value))
-        elif name == "seq_to":
-            conditions.append(F.col("seq") <= F.lit(value))
-        elif name == "ts_from":
-            conditions.append(ts_us >= F.lit(value))
-        elif name == "ts_to":
-            conditions.append(ts_us <= F.lit(value))
+    condition = F.col("variant") == F.col("d_variant")
+    for name in DROP_FIELDS:
+        given = F.col(f"d_{name}")
+        if name in BOUNDS:
+            column, above = BOUNDS[name]
+            value = ts_us if column == "ts" else F.col(column)
+            test = value >= given if above else value <= given
         else:
-            conditions.append(F.col(name) == F.lit(value))
-    return F.coalesce(reduce(operator.and_, conditions), F.lit(False))
+            test = F.col(name) == given
+        condition = condition & (given.isNull() | test)
+    return condition
 
 
-def drop_condition(plans: list[VariantPlan]) -> Column:
-    """True for a row its variant drops (entries of a variant OR'ed)."""
-    cases = [
-        (F.col("variant") == F.lit(p.name)) & reduce(operator.or_, map(_entry_condition, p.drops))
-        for p in plans if p.drops
-    ]
-    return reduce(operator.or_, cases, F.lit(False))
-
-
-def edit_events(events: DataFrame, variants: DataFrame, plans: list[VariantPlan]) -> DataFrame:
+def edit_events(events: DataFrame, variants: DataFrame, drops: DataFrame | None,
+                failovers: DataFrame | None) -> DataFrame:
     """Event rows (EVENT_SCHEMA) -> every variant's rows (EVENT_SCHEMA), the cluster column
     holding the composite key: a join with the small static variants frame (broadcast),
-    the drops filtered out, the seqs renumbered (`seq` + the variant's injections after a
-    seq below it)."""
+    an anti join with the drops frame (a join, not one condition per variant, so the plan
+    stays small at thousands of variants), the failovers a variant edits replaced, the seqs
+    renumbered (`seq` + the variant's injections after a seq below it)."""
     normalised = events.withColumn(
         "cluster", F.coalesce(F.col("cluster"), F.lit(ET.DEFAULT_CLUSTER)))
-    joined = normalised.join(F.broadcast(variants), "cluster")
-    kept = joined.where(~drop_condition(plans))
+    rows = normalised.join(F.broadcast(variants), "cluster")
+    if drops is not None:
+        rows = rows.join(F.broadcast(drops), _entry_matches(), "left_anti")
+    broker_id, brokers = F.col("broker_id"), F.col("brokers")
+    if failovers is not None:
+        rows = rows.join(F.broadcast(failovers), (F.col("variant") == F.col("f_variant"))
+                         & (F.col("cluster") == F.col("f_cluster"))
+                         & (F.col("seq") == F.col("f_seq"))
+                         & (F.col("event_type") == F.lit(ET.CONTROLLER_FAILOVER)), "left")
+        edited = F.col("f_seq").isNotNull()
+        broker_id = F.when(edited, F.col("f_broker_id")).otherwise(broker_id)
+        brokers = F.when(edited, F.col("f_brokers")).otherwise(brokers)
     seq = F.col("seq") + F.size(F.filter(F.col("points"), lambda p: p < F.col("seq")))
-    return kept.select(*[
-        F.col("composite").alias("cluster") if c == "cluster"
-        else seq.alias("seq") if c == "seq" else F.col(c)
-        for c in EVENT_COLUMNS
-    ])
+    replaced = {"cluster": F.col("composite"), "seq": seq, "broker_id": broker_id,
+                "brokers": brokers}
+    return rows.select(*[replaced.get(c, F.col(c)).alias(c) for c in EVENT_COLUMNS])
+
+
+def failovers_frame(spark: SparkSession, plans: list[VariantPlan]) -> DataFrame | None:
+    """One row per failover of the log a variant edits; None when none does."""
+    rows = [(p.name, cluster, seq, e.broker_id, list(e.brokers or ()))
+            for p in plans for cluster, by_seq in sorted(p.failovers.items())
+            for seq, e in sorted(by_seq.items())]
+    return spark.createDataFrame(rows, FAILOVERS_SCHEMA) if rows else None
 
 
 def injected_rows(plans: list[VariantPlan]) -> list[tuple[object, ...]]:
@@ -123,4 +156,4 @@ def variant_scan(scan: LogScan, plans: list[VariantPlan], buckets: int) -> LogSc
 
 def variant_configs(plans: list[VariantPlan], clusters: list[str]) -> dict[str, ReplayConfig]:
     """The replay config of every composite cluster."""
-    return {p.composite(c): p.config for c in clusters for p in plans}
+    return {p.composite(c): p.config_for(c) for c in clusters for p in plans}

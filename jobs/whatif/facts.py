@@ -24,9 +24,17 @@ from schemas import event_types as ET
 from schemas.arrow import arrow_schema
 from schemas.events import EVENT_SCHEMA
 from schemas.whatif import VARIANT_SEPARATOR
+from statemachine.events import Event
 
-COLUMNS = ("cluster", "seq", "ts", "event_type", "broker_id", "topic", "replicas", "isr",
-           "brokers")
+COLUMNS = ("cluster", "seq", "ts", "event_type", "broker_id", "topic", "partition", "replicas",
+           "isr", "brokers")
+# The columns a `drop` entry can name, kept per row (sorted by seq) to match drops against.
+ROW_COLUMNS = ("seq", "ts", "event_type", "broker_id", "topic", "partition", "brokers")
+# A broker's own events, which a variant holding it dead takes out of the log
+# (`jobs.whatif.consistency`), and the failovers whose live brokers it edits.
+BROKER_OWN_EVENTS = frozenset({ET.BROKER_STARTUP, ET.BROKER_FAILURE, ET.CONTROLLED_SHUTDOWN,
+                               ET.STOP_REPLICA_RESPONSE})
+BROKER_EVENTS = BROKER_OWN_EVENTS | {ET.CONTROLLER_FAILOVER}
 BROKER_LISTS = ("replicas", "isr", "brokers")
 
 
@@ -42,6 +50,10 @@ class ClusterFacts:
     topics: set[str] = field(default_factory=set)
     seqs: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))  # sorted
     times: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))  # per seq
+    # The rows (ROW_COLUMNS, ts as microseconds) in the order of `seqs`.
+    rows: pa.Table = field(default_factory=lambda: pa.table({c: [] for c in ROW_COLUMNS}))
+    # The broker events (BROKER_EVENTS) in seq order, brokers as tuples.
+    broker_events: list[Event] = field(default_factory=list)
 
     @property
     def end_ts(self) -> int | None:
@@ -56,6 +68,11 @@ class ClusterFacts:
         """The latest time of the rows with this seq (the seq must exist)."""
         lo, hi = np.searchsorted(self.seqs, seq), np.searchsorted(self.seqs, seq, "right")
         return int(self.times[lo:hi].max())
+
+    def rows_of_seq(self, seq: int) -> tuple[int, int]:
+        """The [start, stop) range of the rows with this seq."""
+        return (int(np.searchsorted(self.seqs, seq)),
+                int(np.searchsorted(self.seqs, seq, "right")))
 
     def last_seq_at(self, at: int) -> int:
         """The highest seq of an event at or before `at`; -1 when none is."""
@@ -90,7 +107,19 @@ def _cluster_facts(table: pa.Table) -> ClusterFacts:
     times = pc.cast(timed.column("ts"), pa.int64()).to_numpy().astype(np.int64)
     order = np.argsort(seqs, kind="stable")
     facts.seqs, facts.times = seqs[order], times[order]
+    rows = timed.select([c for c in ROW_COLUMNS if c != "ts"]).take(pa.array(order))
+    facts.rows = rows.add_column(1, "ts", pa.array(facts.times))
+    facts.broker_events = _broker_events(facts.rows)
     return facts
+
+
+def _broker_events(rows: pa.Table) -> list[Event]:
+    mine = rows.filter(pc.is_in(rows.column("event_type"),
+                                value_set=pa.array(sorted(BROKER_EVENTS))))
+    return [Event(seq=r["seq"], ts=r["ts"], event_type=r["event_type"],
+                  broker_id=r["broker_id"], brokers=None if r["brokers"] is None
+                  else tuple(r["brokers"]))
+            for r in mine.to_pylist()]
 
 
 def facts_of_table(table: pa.Table) -> LogFacts:

@@ -1,6 +1,6 @@
 """`whatif_impact` and `whatif_partition_diff`, computed with Spark aggregations from the
 tables the what-if has just published (no window is collected to the driver), and the
-printed ranking. The definitions are in docs/whatif.md.
+printed ranking (`jobs.whatif.ranking`). The definitions are in docs/whatif.md.
 """
 
 from __future__ import annotations
@@ -11,11 +11,25 @@ from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
 from jobs.whatif.facts import LogFacts
+from jobs.whatif.matching import EditCounts
 from jobs.whatif.output import read_whatif_table, write_whatif_table
 from jobs.whatif.plan import VariantPlan
+from jobs.whatif.ranking import print_ranking
 from schemas.whatif import BASELINE, DIFF_FIELDS, WHATIF_IMPACT
+from statemachine.context import ReplayConfig
+from statemachine.flows import NO_LONGER_APPLIES
 
 KEY = ["cluster", "variant"]
+BROADCAST_THRESHOLD = "spark.sql.autoBroadcastJoinThreshold"
+KEYS_SCHEMA = ("cluster string, variant string, end_us long, events_dropped long, "
+               "events_injected long, events_edited long, partitions_edited long, "
+               "no_edit boolean")
+EDIT_COLUMNS = ("events_dropped", "events_injected", "events_edited", "partitions_edited")
+# The tables whose rows say what a variant did (`same_as_baseline`): the final states,
+# the windows, the findings, the requests and the cluster timeline.
+COMPARED_TABLES = ("partition_states", "replica_states", "partition_windows", "findings",
+                   "leader_and_isr_requests", "update_metadata_requests",
+                   "stop_replica_requests", "broker_timeline", "controller_timeline")
 OFFLINE, UNDER_MIN_ISR = "offline", "under_min_isr"
 UNCLEAN_FINDING = "unclean_leader_election"
 NO_LEADER = -1
@@ -24,16 +38,24 @@ VERSUS_BASELINE = ("offline_partition_seconds", "max_partitions_offline_at_once"
                    "unclean_elections", "partitions_offline_at_end")
 COUNT_COLUMNS = ("partitions_offline_at_end", "max_partitions_offline_at_once",
                  "unclean_elections", "topics_losing_only_isr", "leader_and_isr_requests",
-                 "update_metadata_requests", "stop_replica_requests")
+                 "update_metadata_requests", "stop_replica_requests",
+                 "events_no_longer_applying")
 SECONDS_COLUMNS = ("offline_partition_seconds", "under_min_isr_partition_seconds")
 
 
 def keys_frame(spark: SparkSession, plans: list[VariantPlan], facts: LogFacts) -> DataFrame:
-    """(cluster, variant, end_us) of every variant and the baseline; end_us is the log's
-    last event time in the cluster, where an open window is counted to."""
-    names = sorted({BASELINE, *(p.name for p in plans)})
-    rows = [(c, n, f.end_ts) for c, f in sorted(facts.clusters.items()) for n in names]
-    return spark.createDataFrame(rows, "cluster string, variant string, end_us long")
+    """(cluster, variant, end_us, the variant's edit counts) of every variant and the
+    baseline; end_us is the log's last event time in the cluster, where an open window
+    is counted to."""
+    by_name = {p.name: p for p in plans}
+    by_name.setdefault(BASELINE, VariantPlan(BASELINE, (), ReplayConfig()))
+    rows = []
+    for c, f in sorted(facts.clusters.items()):
+        for name, p in sorted(by_name.items()):
+            n = p.counts.get(c, EditCounts())
+            rows.append((c, name, f.end_ts, n.dropped, n.injected, n.edited, n.partitions,
+                         p.no_edit and name != BASELINE))
+    return spark.createDataFrame(rows, KEYS_SCHEMA)
 
 
 def window_figures(windows: DataFrame, keys: DataFrame) -> DataFrame:
@@ -77,6 +99,8 @@ def finding_figures(findings: DataFrame) -> DataFrame:
         F.map_from_entries(F.array_sort(F.collect_list(F.struct("kind", "n"))))
         .alias("findings_by_kind"),
         F.sum(F.when(F.col("kind") == UNCLEAN_FINDING, F.col("n"))).alias("unclean_elections"),
+        F.sum(F.when(F.col("kind") == NO_LONGER_APPLIES, F.col("n")))
+        .alias("events_no_longer_applying"),
     )
 
 
@@ -104,15 +128,43 @@ def figures(spark: SparkSession, out_dir: str, run_id: str, keys: DataFrame) -> 
              only_isr_topics(read_whatif_table(spark, out_dir, "update_metadata_requests",
                                                run_id)),
              *request_counts(spark, out_dir, run_id)]
-    joined = reduce(lambda left, right: left.join(right, KEY, "left"), parts,
-                    keys.select(*KEY))
+    # Every part has one row per (cluster, variant) at most: small enough to broadcast.
+    joined = reduce(lambda left, right: left.join(F.broadcast(right), KEY, "left"), parts,
+                    keys.select(*KEY, *EDIT_COLUMNS, "no_edit"))
     empty_map = F.create_map().cast("map<string,bigint>")
     return joined.select(
-        *KEY,
+        *KEY, *EDIT_COLUMNS, "no_edit",
         *[F.coalesce(F.col(c), F.lit(0)).cast("long").alias(c) for c in COUNT_COLUMNS],
         *[F.coalesce(F.col(c), F.lit(0.0)).cast("double").alias(c) for c in SECONDS_COLUMNS],
         F.coalesce(F.col("findings_by_kind"), empty_map).alias("findings_by_kind"),
     )
+
+
+def _fingerprint(df: DataFrame, table: str) -> DataFrame:
+    """Per (cluster, variant): the table's rows and the sum of their hashes (order-free;
+    as decimals, which a sum of longs would overflow)."""
+    columns = [c for c in df.columns if c not in ("cluster", "variant", "run_id")]
+    return df.groupBy(*KEY).agg(
+        F.count(F.lit(1)).alias(f"_n_{table}"),
+        F.sum(F.xxhash64(*columns).cast("decimal(38,0)")).alias(f"_h_{table}"))
+
+
+def same_as_baseline(spark: SparkSession, out_dir: str, run_id: str,
+                     keys: DataFrame) -> DataFrame:
+    """(cluster, variant, same_as_baseline): true for a variant whose rows of every
+    COMPARED_TABLES table are the baseline's (by count and hash), false for the baseline."""
+    parts = [_fingerprint(read_whatif_table(spark, out_dir, t, run_id), t)
+             for t in COMPARED_TABLES]
+    wide = reduce(lambda left, right: left.join(F.broadcast(right), KEY, "left"), parts,
+                  keys.select(*KEY))
+    prints = [c for c in wide.columns if c.startswith("_")]
+    base = wide.where(F.col("variant") == BASELINE) \
+        .select("cluster", *[F.col(c).alias(f"_base{c}") for c in prints])
+    same = reduce(lambda a, b: a & b,
+                  [F.col(c).eqNullSafe(F.col(f"_base{c}")) for c in prints],
+                  F.col("variant") != BASELINE)
+    return wide.join(base, "cluster", "left") \
+        .select(*KEY, F.coalesce(same, F.lit(False)).alias("same_as_baseline"))
 
 
 def ranked(figs: DataFrame, run_id: str) -> DataFrame:
@@ -151,7 +203,7 @@ def partition_diff(states: DataFrame, keys: DataFrame, run_id: str) -> DataFrame
     base = long.where(F.col("variant") == BASELINE).drop("variant") \
         .withColumnRenamed("value", "baseline")
     others = long.where(F.col("variant") != BASELINE)
-    variants = keys.select(*KEY).where(F.col("variant") != BASELINE)
+    variants = F.broadcast(keys.select(*KEY).where(F.col("variant") != BASELINE))
     cells = others.select(*KEY, "topic", "partition", "field").unionByName(
         variants.join(base.select("cluster", "topic", "partition", "field"), "cluster")
     ).distinct()
@@ -163,30 +215,29 @@ def partition_diff(states: DataFrame, keys: DataFrame, run_id: str) -> DataFrame
                 "value")
 
 
-def print_ranking(rows: list[dict[str, object]]) -> None:
-    clusters = sorted({str(r["cluster"]) for r in rows})
-    for cluster in clusters:
-        print(f"\n== what-if ranking, cluster {cluster} ==")
-        for r in sorted((r for r in rows if r["cluster"] == cluster),
-                        key=lambda r: int(str(r["rank"]))):
-            vs = float(str(r["offline_partition_seconds_vs_baseline"] or 0.0))
-            print(f"{r['rank']}. {r['variant']}: "
-                  f"{float(str(r['offline_partition_seconds'])):,.0f} offline "
-                  f"partition-seconds ({vs:+,.0f} vs baseline), up to "
-                  f"{r['max_partitions_offline_at_once']} partitions offline at once, "
-                  f"{r['partitions_offline_at_end']} still offline at the end, "
-                  f"{r['topics_losing_only_isr']} topics lose their only in-sync replica, "
-                  f"{r['unclean_elections']} unclean elections")
-    print(flush=True)
-
-
 def impact_stage(spark: SparkSession, out_dir: str, run_id: str, plans: list[VariantPlan],
                  facts: LogFacts) -> None:
+    """The impact and diff tables, then the ranking. Spark's own choice of broadcast joins
+    is off meanwhile: a filtered or exploded table can look small to the planner and be
+    gigabytes when built on the driver ("Not enough memory to build and broadcast the
+    table"); only the frames of one row per (cluster, variant) are broadcast, by hint."""
+    threshold = spark.conf.get(BROADCAST_THRESHOLD) or "10MB"
+    spark.conf.set(BROADCAST_THRESHOLD, "-1")
+    try:
+        _impact_tables(spark, out_dir, run_id, plans, facts)
+    finally:
+        spark.conf.set(BROADCAST_THRESHOLD, threshold)
+    written = read_whatif_table(spark, out_dir, "whatif_impact", run_id).collect()
+    print_ranking([r.asDict() for r in written])
+
+
+def _impact_tables(spark: SparkSession, out_dir: str, run_id: str, plans: list[VariantPlan],
+                   facts: LogFacts) -> None:
     keys = keys_frame(spark, plans, facts)
-    impact = ranked(figures(spark, out_dir, run_id, keys), run_id)
+    figs = figures(spark, out_dir, run_id, keys) \
+        .join(same_as_baseline(spark, out_dir, run_id, keys), KEY, "left")
+    impact = ranked(figs, run_id)
     write_whatif_table(spark, impact, out_dir, "whatif_impact", run_id)
     states = read_whatif_table(spark, out_dir, "partition_states", run_id)
     write_whatif_table(spark, partition_diff(states, keys, run_id), out_dir,
                        "whatif_partition_diff", run_id)
-    written = read_whatif_table(spark, out_dir, "whatif_impact", run_id).collect()
-    print_ranking([r.asDict() for r in written])

@@ -104,7 +104,9 @@ def read_settings(argv: list[str] | None) -> Settings:
 
 
 def checked_plans(s: Settings, scenario: Scenario, facts: LogFacts) -> list[VariantPlan]:
+    started = time.perf_counter()
     plans = resolve(scenario, s.config, facts, with_baseline=s.baseline is None)
+    log(f"plan: {len(plans)} variant(s) resolved in {time.perf_counter() - started:.1f}s")
     log(f"{len(plans)} variant(s) to replay: "
         + ", ".join(p.name for p in plans[:12]) + (" ..." if len(plans) > 12 else ""))
     return plans
@@ -135,8 +137,13 @@ def run_with_session(spark: SparkSession, s: Settings, plans: list[VariantPlan],
     staging = replay_variants(spark, s.events, s.run_id, s.buckets, s.max_file_age, plans,
                               checkpoint, log, s.rules)
     log(f"replay: {len(plans)} variant(s) in {time.perf_counter() - started:.1f}s")
+    started = time.perf_counter()
     publish(spark, staging, s.out, s.run_id, s.baseline)
+    log(f"publish: the tables under {s.out} in {time.perf_counter() - started:.1f}s")
+    started = time.perf_counter()
     impact_stage(spark, s.out, s.run_id, plans, facts)
+    log(f"impact: whatif_impact and whatif_partition_diff in "
+        f"{time.perf_counter() - started:.1f}s")
     return 0
 
 

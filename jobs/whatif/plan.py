@@ -12,12 +12,18 @@ from __future__ import annotations
 
 import dataclasses
 from bisect import bisect_left
+from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+import pyarrow.compute as pc
+
 from jobs.replay.keying import TOPIC_MAX_LENGTH
+from jobs.whatif.consistency import consistency
 from jobs.whatif.facts import ClusterFacts, LogFacts
+from jobs.whatif.matching import EditCounts, drop_rows, partitions_of
 from jobs.whatif.scenario import (
     Drop,
     Injection,
@@ -25,6 +31,7 @@ from jobs.whatif.scenario import (
     ScenarioError,
     VariantSpec,
 )
+from jobs.whatif.sweeps import sweep_variants
 from schemas import event_types as ET
 from schemas.whatif import BASELINE, VARIANT_SEPARATOR
 from statemachine.cluster import TIMELINE_EVENTS
@@ -39,15 +46,28 @@ class VariantPlan:
     """One variant as the job runs it."""
 
     name: str
+    # The scenario's drops, then those that keep its failures consistent (with a cluster)
     drops: tuple[Drop, ...]
     config: ReplayConfig
     # cluster -> the injected events (ts in microseconds), in seq order, renumbered
     injected: dict[str, list[Event]] = field(default_factory=dict)
     # cluster -> the sorted seqs of the log the injections follow (the renumbering)
     points: dict[str, list[int]] = field(default_factory=dict)
+    # cluster -> log seq -> the log's ControllerFailover as the variant has it
+    failovers: dict[str, dict[int, Event]] = field(default_factory=dict)
+    # cluster -> the brokers the variant fails and holds dead against the log
+    held_dead: dict[str, tuple[int, ...]] = field(default_factory=dict)
+    counts: dict[str, EditCounts] = field(default_factory=dict)  # cluster -> its edits
+    no_edit: bool = False  # no drop, no injection, the replay's own config
 
     def composite(self, cluster: str) -> str:
         return composite(cluster, self.name)
+
+    def config_for(self, cluster: str) -> ReplayConfig:
+        """The config of the variant's replay of `cluster` (with the brokers it holds
+        dead there, `ReplayConfig.held_dead`)."""
+        held = self.held_dead.get(cluster, ())
+        return dataclasses.replace(self.config, held_dead=held) if held else self.config
 
     def renumber(self, cluster: str, seq: int) -> int:
         """The variant's seq of the log's event `seq`."""
@@ -59,8 +79,10 @@ class VariantPlan:
     def edit_cluster_events(self, cluster: str, events: Iterable[Event]) -> list[Event]:
         """The log's cluster events (and deletion activity) of `cluster` as this variant
         has them: dropped ones out, seqs renumbered, injected ones in."""
-        kept = [e._replace(seq=self.renumber(cluster, e.seq)) for e in events
-                if not self.drops_event(cluster, e)]
+        failovers = self.failovers.get(cluster, {})
+        kept = [(failovers.get(e.seq, e) if e.event_type == ET.CONTROLLER_FAILOVER else e)
+                ._replace(seq=self.renumber(cluster, e.seq))
+                for e in events if not self.drops_event(cluster, e)]
         kept += [e for e in self.injected.get(cluster, []) if e.event_type in TIMELINE_EVENTS]
         return kept
 
@@ -71,8 +93,9 @@ def composite(cluster: str, variant: str) -> str:
 
 
 def drop_matches(drop: Drop, cluster: str, e: Event) -> bool:
-    """The Python twin of `jobs.whatif.edits.drop_condition` (the timelines' cluster
-    events are edited on the driver, the stream's rows in Spark)."""
+    """The Python twin of `jobs.whatif.edits._entry_matches` (Spark) and
+    `jobs.whatif.matching.drop_rows` (pyarrow): the timelines' cluster events are edited
+    on the driver, the stream's rows in Spark, the counts from the log's facts."""
     for name, value in drop.fields:
         if name == "cluster":
             ok = cluster == value
@@ -167,9 +190,27 @@ def _place(where: str, inj: Injection, cluster: ClusterFacts) -> tuple[int, int]
     return cluster.last_seq_at(inj.at), inj.at
 
 
-def _injected(spec: VariantSpec, facts: LogFacts) -> dict[str, list[tuple[int, int, Event]]]:
+# (point, order, event with seq unset, the same controller event as the one before)
+Placed = tuple[int, tuple[int, int], Event, bool]
+
+
+def _restart(inj: Injection, point: int, e: Event, cluster: ClusterFacts,
+             order: int) -> list[Placed]:
+    """`for`: the broker's `BrokerStartup` that long after its failure. A controlled
+    shutdown is followed by the broker's exit first (its `BrokerChange` failure): in Kafka
+    the broker deregisters from ZooKeeper once its controlled shutdown is done."""
+    if inj.restart_after is None:
+        return []
+    exits: list[Placed] = [] if e.event_type == ET.BROKER_FAILURE else [
+        (point, (order, 1), e._replace(event_type=ET.BROKER_FAILURE), False)]
+    back = int(e.ts) + inj.restart_after
+    return [*exits, (cluster.last_seq_at(back), (order, 2),
+                     e._replace(event_type=ET.BROKER_STARTUP, ts=back), inj.together)]
+
+
+def _injected(spec: VariantSpec, facts: LogFacts) -> dict[str, list[Placed]]:
     """cluster -> (point, order, event with seq unset) of every injection of `spec`."""
-    placed: dict[str, list[tuple[int, int, Event]]] = {}
+    placed: dict[str, list[Placed]] = {}
     for i, inj in enumerate(spec.injections):
         where = f"variant {spec.name!r} inject #{i + 1}"
         cluster = _cluster_of(where, inj.get("cluster"), facts)
@@ -179,8 +220,24 @@ def _injected(spec: VariantSpec, facts: LogFacts) -> dict[str, list[tuple[int, i
         if problems:
             raise ScenarioError(f"{where}: {'; '.join(problems)}")
         point, ts = _place(where, inj, facts.clusters[cluster])
-        placed.setdefault(cluster, []).append((point, i, Event(seq=-1, ts=ts, **row)))
+        e = Event(seq=-1, ts=ts, **row)
+        placed.setdefault(cluster, []).extend(
+            [(point, (i, 0), e, inj.together),
+             *_restart(inj, point, e, facts.clusters[cluster], i)])
     return placed
+
+
+def _drop_hits(spec: VariantSpec, facts: LogFacts) -> dict[str, list[np.ndarray]]:
+    """cluster -> the rows each drop entry matches; an entry matching no row is refused."""
+    hits: dict[str, list[np.ndarray]] = {c: [] for c in facts.clusters}
+    for i, drop in enumerate(spec.drops):
+        found = {c: drop_rows(drop, c, f) for c, f in facts.clusters.items()}
+        if not any(len(rows) for rows in found.values()):
+            raise ScenarioError(f"variant {spec.name!r} drop #{i + 1}: matches no event of "
+                                "the log")
+        for c, rows in found.items():
+            hits[c].append(rows)
+    return hits
 
 
 def _check_drops(spec: VariantSpec, facts: LogFacts) -> None:
@@ -218,40 +275,64 @@ def variant_config(spec: VariantSpec, base: ReplayConfig, facts: LogFacts) -> Re
         topic_unclean_leader_election_enable=tuple(sorted(unclean.items())))
 
 
+def _edited_rows(failovers: dict[int, Event], cluster: ClusterFacts) -> int:
+    """The log's rows of the failovers the variant edits."""
+    return sum(int(np.count_nonzero(pc.equal(
+        cluster.rows.column("event_type").slice(lo, hi - lo), ET.CONTROLLER_FAILOVER)
+        .to_numpy(zero_copy_only=False)))
+        for lo, hi in map(cluster.rows_of_seq, failovers))
+
+
+def _numbered(placed: list[Placed]) -> tuple[list[Event], list[int]]:
+    """The injected events with their seqs (the k-th new seq, from 0, in the order of the
+    points, placed after log seq p is p + 1 + k: the log's seq p has become p + the new
+    seqs before it; an event `together` with the one before it at the same point shares
+    its seq), and the renumbering points (one per new seq)."""
+    events: list[Event] = []
+    points: list[int] = []
+    for point, _, e, together in placed:
+        if not (together and points and points[-1] == point):
+            points.append(point)
+        events.append(e._replace(seq=point + len(points)))
+    return events, points
+
+
 def resolve_variant(spec: VariantSpec, base: ReplayConfig, facts: LogFacts) -> VariantPlan:
     _check_drops(spec, facts)
     config = variant_config(spec, base, facts)
+    hits = _drop_hits(spec, facts)
     injected: dict[str, list[Event]] = {}
     points: dict[str, list[int]] = {}
+    drops = list(spec.drops)
+    failovers: dict[str, dict[int, Event]] = {}
+    held: dict[str, tuple[int, ...]] = {}
     for cluster, placed in _injected(spec, facts).items():
         placed.sort(key=lambda p: (p[0], p[1]))
-        points[cluster] = [point for point, _, _ in placed]
-        injected[cluster] = [e._replace(seq=point + 1 + k)
-                             for k, (point, _, e) in enumerate(placed)]
-    return VariantPlan(spec.name, spec.drops, config, injected, points)
-
-
-def sweep_variants(at: int, facts: LogFacts) -> list[VariantSpec]:
-    """`fail_each_broker`: one variant per broker the log knows, failing it at `at` (in
-    every cluster that knows it)."""
-    specs = []
-    for broker in sorted(facts.all_brokers):
-        injections = tuple(
-            Injection((("broker_id", broker), ("cluster", cluster),
-                       ("event_type", ET.BROKER_FAILURE)), at, None, None)
-            for cluster, c in sorted(facts.clusters.items()) if broker in c.brokers)
-        specs.append(VariantSpec(f"fail-broker-{broker}", injections=injections))
-    return specs
+        injected[cluster], points[cluster] = _numbered(placed)
+        edits = consistency(cluster, facts.clusters[cluster], injected[cluster],
+                            [point for point, *_ in placed])
+        drops += edits.drops
+        hits[cluster] += [drop_rows(d, cluster, facts.clusters[cluster]) for d in edits.drops]
+        failovers[cluster], held[cluster] = edits.failovers, edits.held_dead
+    dropped = {c: np.unique(np.concatenate(rows)) if rows else np.zeros(0, np.int64)
+               for c, rows in hits.items()}
+    counts = {c: EditCounts(
+        dropped=len(dropped[c]), injected=len(injected.get(c, [])),
+        edited=_edited_rows(failovers.get(c, {}), f),
+        partitions=len(partitions_of(f, dropped[c], injected.get(c, []))))
+        for c, f in facts.clusters.items()}
+    return VariantPlan(spec.name, tuple(drops), config, injected, points, failovers, held,
+                       counts, no_edit=not drops and not injected and config == base)
 
 
 def resolve(scenario: Scenario, base: ReplayConfig, facts: LogFacts,
             with_baseline: bool = True) -> list[VariantPlan]:
     """Every variant the job replays, the baseline first (unless read from elsewhere)."""
     specs = list(scenario.variants)
-    if scenario.fail_each_broker_at is not None:
-        specs += sweep_variants(scenario.fail_each_broker_at, facts)
-    names = [s.name for s in specs]
-    duplicate = next((n for n in names if names.count(n) > 1), None)
+    for sweep in scenario.sweeps:
+        specs += sweep_variants(sweep, scenario.racks, facts)
+    counts = Counter(s.name for s in specs)
+    duplicate = next((s.name for s in specs if counts[s.name] > 1), None)
     if duplicate is not None:
         raise ScenarioError(f"variant name {duplicate!r} is given twice (a [[variant]] and "
                             "the sweep's)")

@@ -37,7 +37,9 @@ from jobs.replay.timeline import (
     timeline_rows,
 )
 from jobs.whatif.edits import (
+    drops_frame,
     edit_events,
+    failovers_frame,
     variant_configs,
     variant_scan,
     variants_frame,
@@ -70,7 +72,8 @@ def edited_stream(spark: SparkSession, events_dir: str, max_file_age: str,
                   plans: list[VariantPlan], clusters: list[str], checkpoint: str) -> DataFrame:
     """Every variant's event rows: the log's, edited, plus the injected ones."""
     variants = variants_frame(spark, plans, clusters)
-    rows = edit_events(stream_events(spark, events_dir, max_file_age), variants, plans)
+    rows = edit_events(stream_events(spark, events_dir, max_file_age), variants,
+                       drops_frame(spark, plans), failovers_frame(spark, plans))
     injected = f"{checkpoint}/injected"
     if write_injected(spark, plans, injected):
         rows = rows.unionByName(spark.readStream.schema(EVENT_SCHEMA).parquet(injected))
@@ -107,7 +110,8 @@ def replay_variants(spark: SparkSession, events_dir: str, run_id: str, buckets: 
     # Each variant is a whole log replayed afresh: its period is the whole log.
     rollups = offline_rollup(spark, staging, run_id, {},
                              {c: v.last_ts for c, v in counts.items()})
-    write_incidents(spark, staging, run_id, (), {c: r.period_end_us for c, r in rollups.items()})
+    write_incidents(spark, staging, run_id, (), {c: r.period_end_us for c, r in rollups.items()},
+                    per_cluster=True)
     summary = summary_batches(counts, rollups, len(ledger.records), run_id, buckets,
                               started_at, datetime.now(UTC), {})
     write_arrow(spark, summary, staging, "run_summary", run_id)

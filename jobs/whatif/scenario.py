@@ -7,10 +7,11 @@ Both run before Spark starts. The format is described in docs/whatif.md.
 
 from __future__ import annotations
 
+import re
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +36,9 @@ INJECT_EVENT_FIELDS: dict[str, type] = {
     "unclean_leader_election": bool, "source": str,
 }
 INJECT_FIELDS: dict[str, type] = {**INJECT_EVENT_FIELDS, "at": datetime, "after_seq": int,
-                                  "ts": datetime}
+                                  "ts": datetime, "for": timedelta}
+# The injected events a `for` may follow with the broker's restart (a `BrokerStartup`).
+RESTARTABLE = frozenset({"BrokerFailure", "ControlledShutdown"})
 CONFIG_FIELDS: dict[str, type] = {
     "unclean_leader_election_enable": bool, "min_insync_replicas": int,
     "delete_topic_enable": bool,
@@ -44,9 +47,18 @@ TOPIC_CONFIG_FIELDS: dict[str, type] = {
     "unclean_leader_election_enable": bool, "min_insync_replicas": int,
 }
 VARIANT_FIELDS = frozenset({"name", "drop", "inject", "config", "topic_config"})
-SWEEP_FIELDS = frozenset({"fail_each_broker"})
-FAIL_EACH_BROKER_FIELDS: dict[str, type] = {"at": datetime}
-TOP_FIELDS = frozenset({"variant", "sweep"})
+# Sweep kind -> the name of its variants' member ("broker", "rack", "pair").
+SWEEP_KINDS: dict[str, str] = {
+    "fail_each_broker": "broker", "shutdown_each_broker": "broker",
+    "fail_each_rack": "rack", "fail_each_pair": "pair",
+}
+SWEEP_FIELDS: dict[str, type] = {"at": datetime, "for": timedelta, "max_variants": int}
+# Above this many variants a `fail_each_pair` sweep is refused unless `max_variants` says.
+DEFAULT_MAX_PAIR_VARIANTS = 200
+TOP_FIELDS = frozenset({"variant", "sweep", "racks"})
+DURATION = re.compile(r"^\s*(\d+)\s*(ms|s|m|h|d)\s*$")
+DURATION_UNITS = {"ms": 1_000, "s": 1_000_000, "m": 60_000_000, "h": 3_600_000_000,
+                  "d": 86_400_000_000}
 assert set(INJECT_EVENT_FIELDS) <= set(EVENT_COLUMNS)
 
 
@@ -68,6 +80,10 @@ class Injection:
     at: int | None  # microseconds (UTC)
     after_seq: int | None
     ts: int | None  # an explicit time for an `after_seq` event
+    restart_after: int | None = None  # `for`: microseconds until the broker's restart
+    # One controller event with the injection before it at the same place (the same seq):
+    # the brokers of a rack or pair leave in one `BrokerChange`.
+    together: bool = False
 
     def get(self, name: str) -> Any:
         return dict(self.fields).get(name)
@@ -83,9 +99,20 @@ class VariantSpec:
 
 
 @dataclass(frozen=True)
+class Sweep:
+    """One `[sweep]` entry: one variant per member (broker, rack or pair) and time."""
+
+    kind: str  # a key of SWEEP_KINDS
+    at: tuple[int, ...]  # microseconds; the sweep is made once per time
+    restart_after: int | None = None  # `for` (microseconds)
+    max_variants: int = DEFAULT_MAX_PAIR_VARIANTS
+
+
+@dataclass(frozen=True)
 class Scenario:
     variants: tuple[VariantSpec, ...]
-    fail_each_broker_at: int | None = None  # the sweep's failure time (microseconds)
+    sweeps: tuple[Sweep, ...] = ()
+    racks: tuple[tuple[int, str], ...] = ()  # `[racks]`: broker -> rack (broker.rack)
 
 
 def micros(value: datetime) -> int:
@@ -96,8 +123,19 @@ def micros(value: datetime) -> int:
     return (delta.days * 86_400 + delta.seconds) * 1_000_000 + delta.microseconds
 
 
+def duration(where: str, name: str, value: Any) -> int:
+    """A duration ("90s", "15m", "2h", "1d", "500ms") as microseconds, above zero."""
+    match = DURATION.match(value) if isinstance(value, str) else None
+    if match is None or int(match.group(1)) == 0:
+        raise ScenarioError(f"{where}: {name} = {value!r} is not a duration above zero "
+                            "(e.g. \"15m\", \"90s\", \"2h\")")
+    return int(match.group(1)) * DURATION_UNITS[match.group(2)]
+
+
 def _typed(where: str, name: str, value: Any, expected: type) -> Any:
     """`value` checked against `expected` (bool is not an int; a time may be a string)."""
+    if expected is timedelta:
+        return duration(where, name, value)
     if expected is datetime:
         if isinstance(value, str):
             try:
@@ -149,13 +187,17 @@ def _injection(where: str, table: Any) -> Injection:
     fields = _fields(where, table, INJECT_FIELDS)
     at, after_seq, ts = fields.pop("at", None), fields.pop("after_seq", None), \
         fields.pop("ts", None)
+    restart_after = fields.pop("for", None)
     if (at is None) == (after_seq is None):
         raise ScenarioError(f"{where}: give exactly one of at, after_seq")
     if at is not None and ts is not None:
         raise ScenarioError(f"{where}: ts goes with after_seq; an `at` event is at `at`")
     if "event_type" not in fields:
         raise ScenarioError(f"{where}: event_type is required")
-    return Injection(tuple(sorted(fields.items())), at, after_seq, ts)
+    if restart_after is not None and fields["event_type"] not in RESTARTABLE:
+        raise ScenarioError(f"{where}: for restarts a broker; it goes with "
+                            f"{' or '.join(sorted(RESTARTABLE))}")
+    return Injection(tuple(sorted(fields.items())), at, after_seq, ts, restart_after)
 
 
 def _topic_config(where: str, table: Any) -> tuple[tuple[str, tuple[tuple[str, Any], ...]], ...]:
@@ -201,19 +243,50 @@ def _variant(index: int, table: Any) -> VariantSpec:
     )
 
 
-def _sweep(table: Any) -> int | None:
+def _times(where: str, value: Any) -> tuple[int, ...]:
+    """`at`: one time or a non-empty list of them."""
+    values = value if isinstance(value, list) else [value]
+    if not values:
+        raise ScenarioError(f"{where}: at is an empty list")
+    return tuple(_typed(where, "at", v, datetime) for v in values)
+
+
+def _sweep_entry(kind: str, table: Any) -> Sweep:
+    where = f"[sweep] {kind}"
+    if not isinstance(table, dict):
+        raise ScenarioError(f"{where} must be a table")
+    if "at" not in table:
+        raise ScenarioError(f"{where}: at is required")
+    known = SWEEP_FIELDS if kind == "fail_each_pair" else \
+        {k: v for k, v in SWEEP_FIELDS.items() if k != "max_variants"}
+    fields = _fields(where, {k: v for k, v in table.items() if k != "at"}, known)
+    if fields.get("max_variants", 1) < 1:
+        raise ScenarioError(f"{where}: max_variants must be at least 1")
+    return Sweep(kind, _times(where, table["at"]), fields.get("for"),
+                 fields.get("max_variants", DEFAULT_MAX_PAIR_VARIANTS))
+
+
+def _sweeps(table: Any) -> tuple[Sweep, ...]:
     if not isinstance(table, dict):
         raise ScenarioError("[sweep] must be a table")
-    unknown = sorted(set(table) - SWEEP_FIELDS)
+    unknown = sorted(set(table) - set(SWEEP_KINDS))
     if unknown:
-        raise ScenarioError(f"[sweep]: unknown field(s) {unknown}; known: {sorted(SWEEP_FIELDS)}")
-    if "fail_each_broker" not in table:
-        return None
-    fields = _fields("[sweep] fail_each_broker", table["fail_each_broker"],
-                     FAIL_EACH_BROKER_FIELDS)
-    if "at" not in fields:
-        raise ScenarioError("[sweep] fail_each_broker: at is required")
-    return int(fields["at"])
+        raise ScenarioError(f"[sweep]: unknown field(s) {unknown}; known: {sorted(SWEEP_KINDS)}")
+    return tuple(_sweep_entry(kind, table[kind]) for kind in SWEEP_KINDS if kind in table)
+
+
+def _racks(table: Any) -> tuple[tuple[int, str], ...]:
+    """`[racks]`: broker id (a TOML key, so a string of digits) -> rack name."""
+    if not isinstance(table, dict):
+        raise ScenarioError("[racks] must be a table of broker = \"rack\"")
+    racks = []
+    for key, rack in table.items():
+        if not str(key).isdigit():
+            raise ScenarioError(f"[racks]: {key!r} is not a broker id")
+        if not isinstance(rack, str) or not rack:
+            raise ScenarioError(f"[racks]: the rack of broker {key} must be a non-empty string")
+        racks.append((int(key), rack))
+    return tuple(sorted(racks))
 
 
 def parse_scenario(data: Mapping[str, Any]) -> Scenario:
@@ -223,15 +296,18 @@ def parse_scenario(data: Mapping[str, Any]) -> Scenario:
         raise ScenarioError(f"unknown table(s) {unknown}; known: {sorted(TOP_FIELDS)}")
     variants = tuple(_variant(i, t)
                      for i, t in enumerate(_entries("[[variant]]", data.get("variant", []))))
-    sweep_at = _sweep(data["sweep"]) if "sweep" in data else None
+    sweeps = _sweeps(data["sweep"]) if "sweep" in data else ()
+    racks = _racks(data["racks"]) if "racks" in data else ()
+    if any(sw.kind == "fail_each_rack" for sw in sweeps) and not racks:
+        raise ScenarioError("[sweep] fail_each_rack needs a [racks] table (broker = \"rack\")")
     seen: set[str] = set()
     for v in variants:
         if v.name in seen:
             raise ScenarioError(f"variant name {v.name!r} is given twice")
         seen.add(v.name)
-    if not variants and sweep_at is None:
+    if not variants and not sweeps:
         raise ScenarioError("the scenario has no [[variant]] and no [sweep]")
-    return Scenario(variants, sweep_at)
+    return Scenario(variants, sweeps, racks)
 
 
 def load_scenario(path: str) -> Scenario:

@@ -137,3 +137,29 @@ def test_pyarrow_and_spark_reads_agree_over_runs(spark: Any, tmp_path: Path,
     assert [(i.incident_id, i.end_seq, i.offline_partition_seconds,
              i.under_min_isr_partition_seconds, i.unclean_elections) for i in found] == [
         (10, 20, 10.0, 0.0, 1), (15, None, 0.0, 15.0, 0)]
+
+
+def test_incidents_read_one_cluster_at_a_time_are_the_same(
+        spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`per_cluster` (the what-if's clusters are its variants): the reads keep one
+    cluster's rows, and the incidents are those of one read of every cluster."""
+    out = tmp_path / "out"
+    _file(out, "partition_windows", "r1", [
+        _window("a", "offline", 10, 20), _window("b", "offline", 12, None, cluster="west")])
+    _file(out, "findings", "r1", [
+        {"cluster": "west", "seq": 12, "topic": "b", "partition": 0,
+         "kind": "unclean_leader_election"}])
+    for arrow in (True, False):
+        with monkeypatch.context() as m:
+            if not arrow:
+                m.setattr(job_incidents, "arrow_filesystem", lambda *_: None)
+            west = read_windows(spark, str(out), ["r1"], "west")
+            assert [(c, w.topic) for c, _, w in west] == [("west", "b")]
+            assert read_elections(spark, str(out), ["r1"], "east") == []
+    ends = {"east": 30 * S, "west": 30 * S}
+    assert job_incidents.write_incidents(spark, str(out), "r1", (), ends, per_cluster=True) == 2
+    one_by_one = incidents(spark, out, "r1")
+    assert job_incidents.write_incidents(spark, str(out), "r1", (), ends) == 2
+    assert incidents(spark, out, "r1") == one_by_one
+    assert {i["cluster"]: i["incident_id"] for i in one_by_one.values()} == {
+        "east": 10, "west": 12}

@@ -36,6 +36,13 @@ def _no_spark(*args: Any, **kwargs: Any) -> Any:
     ('[[variant]]\nname = "x"\ninject = [{after_seq = 7, event_type = "BrokerFailure", '
      'broker_id = 1}]\n', "after_seq 7 is not a seq of the log"),
     ('[[variant]]\nname = "x"\n[[variant]]\nname = "x"\n', "'x' is given twice"),
+    ('[[variant]]\nname = "x"\ndrop = [{seq = 99999}]\n', "drop #1: matches no event"),
+    ('[[variant]]\nname = "x"\ndrop = [{event_type = "IsrChanged", topic = "c"}]\n',
+     "drop #1: matches no event"),
+    ('[[variant]]\nname = "x"\ninject = [{at = 2026-11-20T00:00:40Z, event_type = '
+     '"BrokerFailure", broker_id = 1, for = "soon"}]\n', "is not a duration"),
+    ('[[variant]]\nname = "x"\ninject = [{at = 2026-11-20T00:00:40Z, event_type = '
+     '"BrokerStartup", broker_id = 1, for = "5m"}]\n', "for restarts a broker"),
     ('[[variant]]\nname = "baseline"\n', "reserved"),
     ('[[variant]]\nname = "fail-broker-1"\n[sweep]\nfail_each_broker = '
      '{at = "2026-11-20T00:00:40Z"}\n', "'fail-broker-1' is given twice"),
