@@ -14,7 +14,7 @@ import pytest
 from pyspark.sql import functions as F
 
 from jobs.replay import driver_read
-from jobs.replay.incidents import read_elections, read_windows, run_incidents
+from jobs.replay.incidents import read_elections, read_windows, run_incidents, write_incidents
 from jobs.replay.job import main
 from jobs.replay.staging import WRITE_OPTIONS, file_schema
 from schemas import event_types as ET
@@ -152,14 +152,14 @@ def test_incidents_read_one_cluster_at_a_time_are_the_same(
     for arrow in (True, False):
         with monkeypatch.context() as m:
             if not arrow:
-                m.setattr(job_incidents, "arrow_filesystem", lambda *_: None)
+                m.setattr(driver_read, "arrow_filesystem", lambda *_: None)
             west = read_windows(spark, str(out), ["r1"], "west")
             assert [(c, w.topic) for c, _, w in west] == [("west", "b")]
             assert read_elections(spark, str(out), ["r1"], "east") == []
     ends = {"east": 30 * S, "west": 30 * S}
-    assert job_incidents.write_incidents(spark, str(out), "r1", (), ends, per_cluster=True) == 2
+    assert write_incidents(spark, str(out), "r1", (), ends, per_cluster=True) == 2
     one_by_one = incidents(spark, out, "r1")
-    assert job_incidents.write_incidents(spark, str(out), "r1", (), ends) == 2
+    assert write_incidents(spark, str(out), "r1", (), ends) == 2
     assert incidents(spark, out, "r1") == one_by_one
     assert {i["cluster"]: i["incident_id"] for i in one_by_one.values()} == {
         "east": 10, "west": 12}
