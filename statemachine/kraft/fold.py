@@ -31,6 +31,8 @@ broker record), and their `incident_id` its offset. `cause_broker` is None for t
 partition and config records, as for the ZooKeeper fold's topic and partition events.
 A leader elected from outside the ISR and the ELR (`PartitionChangeBuilder`'s unclean
 election) is an `unclean_leader_election` finding, which `statemachine.incidents` counts.
+A record the chosen release profile's controller never writes
+(`statemachine.kraft.profiles`) is a `record_outside_profile` finding, and folded.
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ from typing import Any
 
 from statemachine.kraft import records as K
 from statemachine.kraft.image import MODELLED, Change, KraftPart, MetadataImage
+from statemachine.kraft.profiles import DEFAULT_KRAFT_VERSION, KraftProfile, kraft_profile_for
 from statemachine.kraft.records import MetadataRecord
 from statemachine.kraft.timeline import Timeline
 from statemachine.model import RECOVERED, RECOVERING, Part, Topic
@@ -56,6 +59,7 @@ from statemachine.rows import (
 from statemachine.windows import Cause, mark_topics, open_rows, settle
 
 REJECTED = "metadata_record_rejected"  # a record Kafka's image throws on
+OUTSIDE_PROFILE = "record_outside_profile"  # a record the profile's controller never writes
 UNCLEAN = "unclean_leader_election"
 ONLINE, OFFLINE = "OnlinePartition", "OfflinePartition"
 
@@ -106,7 +110,8 @@ def broker_op(r: MetadataRecord) -> str | None:
 class KraftFold:
     """The fold over one cluster's metadata log; satisfies `statemachine.windows.WindowView`."""
 
-    def __init__(self, default_min_isr: int = 1) -> None:
+    def __init__(self, default_min_isr: int = 1, profile: KraftProfile | None = None) -> None:
+        self.profile = profile or kraft_profile_for(DEFAULT_KRAFT_VERSION)
         self.image = MetadataImage(default_min_isr)
         self.timeline = Timeline()
         self.out = KraftOutputs()
@@ -160,6 +165,9 @@ class KraftFold:
             else:
                 self.out.counts.applied += 1
                 unclean = self._effects(r, change)
+                outside = outside_profile(self.profile, r, change)
+                if outside is not None:
+                    self._finding(r, OUTSIDE_PROFILE, outside)
                 anchor = _anchor(i, change, ops) if change.parts and ops else i
                 for part, detail in unclean:  # at the operation's seq: its incident's
                     self._finding(kept[anchor], UNCLEAN, detail, part)
@@ -254,9 +262,10 @@ class KraftFold:
         return out
 
 
-def fold(records: Iterable[MetadataRecord], default_min_isr: int = 1) -> KraftOutputs:
+def fold(records: Iterable[MetadataRecord], default_min_isr: int = 1,
+         profile: KraftProfile | None = None) -> KraftOutputs:
     """The outputs of one metadata log, records in log order."""
-    f = KraftFold(default_min_isr)
+    f = KraftFold(default_min_isr, profile)
     f.feed(records)
     return f.finish()
 
@@ -270,6 +279,22 @@ def state_row(topic: str, part: Part) -> PartitionStateRow:
         part.leader_epoch, part.isr, part.replicas, part.adding, part.removing,
         part.zk_version, part.controller_epoch, RECOVERING if part.recovering else RECOVERED,
         False, part.last_seq)
+
+
+def outside_profile(profile: KraftProfile, r: MetadataRecord, change: Change) -> str | None:
+    """Why the profile's controller would not have written `r` (`statemachine.kraft.profiles`),
+    or None. The record is folded all the same: the image merges it alike."""
+    where = f"{r.record_type} at offset {r.offset}"
+    if not profile.elr and (r.record_type == K.CLEAR_ELR or (
+            r.record_type in (K.PARTITION, K.PARTITION_CHANGE)
+            and (r.elr is not None or r.last_known_elr is not None))):
+        return f"{where}: eligible leader replicas (KIP-966) in a {profile.name} log"
+    if (profile.isr_shrink_bumps_leader_epoch and r.record_type == K.PARTITION_CHANGE
+            and r.leader in (None, K.NO_LEADER_CHANGE)
+            and any(b not in part.isr for part, _, isr, _ in change.parts for b in isr)):
+        return (f"{where}: an ISR shrink without a leader epoch bump in a {profile.name} "
+                "log (before 3.6 the controller names the leader)")
+    return None
 
 
 def _anchor(i: int, change: Change, ops: list[tuple[int, str, int | None]]) -> int:
