@@ -11,7 +11,7 @@ from statemachine.kraft import records as K
 from statemachine.kraft.fold import OUTSIDE_PROFILE, KraftOutputs, fold
 from statemachine.kraft.profiles import PROFILES, kraft_profile_for
 from statemachine.kraft.records import MetadataRecord
-from tests.statemachine.kraft.test_fold import BRCR, batch, fence_1, pcr, setup, states
+from tests.helpers.kraft_history import BRCR, batch, fence_1, pcr, setup, states
 
 
 @pytest.mark.parametrize(("version", "profile"), [
