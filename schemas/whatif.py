@@ -31,8 +31,13 @@ def variant_schema(schema: T.StructType) -> T.StructType:
     return T.StructType([fields[0], _f("variant", T.StringType()), *fields[1:]])
 
 
-# Table name -> schema of the what-if's copy of every replay table.
-WHATIF_TABLES: dict[str, T.StructType] = {name: variant_schema(s) for name, s in TABLES.items()}
+# Replay tables the what-if does not copy: `changes` digests a run of the log as it
+# happened (its requests are counted by the log scan, which never sees a variant's edits);
+# what a variant changes is its impact against the baseline (`whatif_impact`).
+NOT_PER_VARIANT = frozenset({"changes"})
+# Table name -> schema of the what-if's copy of every other replay table.
+WHATIF_TABLES: dict[str, T.StructType] = {
+    name: variant_schema(s) for name, s in TABLES.items() if name not in NOT_PER_VARIANT}
 
 WHATIF_IMPACT = T.StructType([
     _f("cluster", T.StringType()),

@@ -16,7 +16,6 @@ from jobs.common.tables import (
     read_table_or_empty,
     table_path,
 )
-from schemas.tables import TABLES
 from schemas.whatif import BASELINE, IMPACT_TABLES, VARIANT_SEPARATOR, WHATIF_TABLES
 
 ALL_TABLES: dict[str, T.StructType] = {**WHATIF_TABLES, **IMPACT_TABLES}
@@ -62,7 +61,7 @@ def publish(spark: SparkSession, staging: str, out_dir: str, run_id: str,
             baseline_dir: str | None) -> None:
     """Every replay table under `out_dir` with its `variant` column."""
     source_run = baseline_run(spark, baseline_dir) if baseline_dir is not None else None
-    for table in TABLES:
+    for table in WHATIF_TABLES:
         df = split_variant(read_table(spark, staging, table).where(F.col("run_id") == run_id))
         if baseline_dir is not None:
             # A baseline written before a table existed contributes no rows to it.
