@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.helpers.kraft_encoder import Rec, batch_bytes, control_rec, meta, topic_id
+from jobs.sim.kraft_encoder import Rec, batch_bytes, control_rec, meta, topic_id
 
 START_MS = 1_700_000_000_000
 ORDERS, TMP = topic_id(1), topic_id(2)

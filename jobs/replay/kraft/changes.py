@@ -4,8 +4,9 @@ the ZooKeeper run's), from the records the fold applied (`writes.Applied`), its
 snapshot it starts at), so every change since that start is listed.
 
 * `topic_created`: a `TopicRecord`, with the `PartitionRecord`s of that topic that follow
-  it before any other record (`ReplicationControlManager.createTopic` writes them
-  together); `partitions_added`: any later `PartitionRecord` of an existing topic
+  it before any record but the topic's `ConfigRecord`s
+  (`ReplicationControlManager.createTopic` writes the three kinds together);
+  `partitions_added`: any later `PartitionRecord` of an existing topic
   (`createPartitions`); `topic_deleted`: a `RemoveTopicRecord` (KRaft deletes at once);
 * `reassignment_*`: the `reassigning` windows, as in the ZooKeeper digest;
 * `leader_moved`: a `PartitionChangeRecord` that moved a leader from one broker to
@@ -57,7 +58,9 @@ def kraft_changes(applied: Iterable[Applied], reassigning: Iterable[Window], run
             born = creating[1] if creating is not None and creating[0] == topic else seq
             creations.append((born, r.ts, topic, partition))
             continue
-        creating = None
+        if not (creating is not None and r.record_type == K.CONFIG
+                and r.config_resource_type == "TOPIC" and r.config_resource == creating[0]):
+            creating = None
         _record_changes(a, seq, out)
     found = [*_created(creations), *digest.reassignments(reassigning, run_id)]
     for c in controllers:
