@@ -49,17 +49,18 @@ class ClusterLog:
 
 
 def _dataset(path: str) -> ds.Dataset | None:
-    opened = arrow_filesystem(path)
-    if opened is None:
-        return None
-    filesystem, inner = opened
-    if filesystem.get_file_info(inner).type != pafs.FileType.Directory:
-        return None
+    """The Parquet dataset of a directory, its schema from its first file (a large event
+    log is listed, not opened file by file), or None."""
     fmt = ds.ParquetFileFormat(read_options={"coerce_int96_timestamp_unit": "us"})
     try:
-        found = ds.dataset(inner, format=fmt, filesystem=filesystem, partitioning=None,
-                           exclude_invalid_files=True)
-    except (OSError, ValueError):  # not Parquet, or nothing readable
+        opened = arrow_filesystem(path)
+        if opened is None:
+            return None
+        filesystem, inner = opened
+        if filesystem.get_file_info(inner).type != pafs.FileType.Directory:
+            return None
+        found = ds.dataset(inner, format=fmt, filesystem=filesystem, partitioning=None)
+    except (OSError, ValueError):  # no client, not Parquet, nothing readable
         return None
     return found if found.files else None
 

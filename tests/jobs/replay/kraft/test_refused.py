@@ -40,3 +40,18 @@ def test_refused_with_exit_2(events: Path, tmp_path: Path, extra: list[str], say
     assert rc == 2
     assert len(err) == 1 and says in err[0]
     assert not (tmp_path / "out").exists() and not (tmp_path / "ck").exists()
+
+
+def _refused(events: Path, out: Path, capsys: pytest.CaptureFixture[str], *extra: str) -> str:
+    assert replay(["--events", str(events), "--out", str(out), *extra]) == 2
+    assert not out.exists()
+    return capsys.readouterr().err.strip()
+
+
+def test_a_checkpoint_or_a_zookeeper_release_on_a_kraft_log(
+        events: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "out"
+    said = _refused(events, out, capsys, "--checkpoint", str(tmp_path / "ck"))
+    assert "incremental KRaft replays are not supported yet" in said
+    said = _refused(events, out, capsys, "--kafka-version", "3.2")
+    assert "is a ZooKeeper-only release line" in said
