@@ -14,6 +14,7 @@ from __future__ import annotations
 import sys
 import time
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
@@ -28,9 +29,9 @@ from jobs.replay.changes import change_batches
 from jobs.replay.codec import rows_batch, rows_to_record_batch
 from jobs.replay.failures import nested_problem, out_problem
 from jobs.replay.incidents import incident_batches
-from jobs.replay.kraft.fold import ClusterRun, fold_cluster
+from jobs.replay.kraft.fold import SKIPPED, ClusterRun, fold_cluster
 from jobs.replay.kraft.source import KraftInput, find_kraft_input, ingest_noops, read_clusters
-from jobs.replay.summary import print_summary, summary_batches
+from jobs.replay.summary import print_rollup, summary_batches
 from schemas.arrow import arrow_schema
 from schemas.tables import KRAFT_TABLES
 from statemachine.kraft.profiles import KraftProfile, kraft_profile_for
@@ -106,9 +107,7 @@ def kraft_main(argv: list[str] | None, kraft: KraftInput,
     log(f"events={kraft.records} (KRaft metadata log) out={args.out} run_id={run_id} "
         f"kafka_version={version} (KRaft profile {profile.name})")
     if spark is None:
-        from jobs.common.session import build_session
-
-        spark = build_session("kafka-controller-replay", master=args.master)
+        spark = session(cfg, cfg_path, args.master)
     problem = out_problem(spark, args.out, run_id)
     if problem is not None:
         return error(problem)
@@ -123,6 +122,19 @@ def kraft_main(argv: list[str] | None, kraft: KraftInput,
     result = run_audit(spark, args.out, run_id, options)
     return publish_run(spark, args.out, result, verdict_json=args.verdict_json,
                        prometheus=args.prometheus)
+
+
+def session(cfg: dict[str, Any], cfg_path: Path | None, master: str | None) -> SparkSession:
+    """The session the ZooKeeper replay would build: the config file's `spark_conf`
+    properties for a local run (spark-submit passes its own)."""
+    from jobs.common.config import find_file
+    from jobs.common.session import build_session, under_spark_submit
+
+    spark_conf = None
+    if not under_spark_submit() and cfg.get("spark_conf"):
+        base = cfg_path.parent.parent if cfg_path else None  # conf/replay.toml -> the root
+        spark_conf = find_file(str(cfg["spark_conf"]), base)
+    return build_session("kafka-controller-replay", master=master, properties_file=spark_conf)
 
 
 def replay_kraft(spark: SparkSession, kraft: KraftInput, out: str, run_id: str,
@@ -144,12 +156,32 @@ def replay_kraft(spark: SparkSession, kraft: KraftInput, out: str, run_id: str,
                               seconds, facts)
     write_arrow(spark, summary, out, "run_summary", run_id)
     ensure_run_partitions(spark, out, run_id)
-    print_summary(out, run_id, counts, rollups, facts)
-    for c, r in runs.items():
-        skipped = ", ".join(f"{k} {v}" for k, v in sorted(r.skipped.items()))
-        log(f"cluster {c}: from snapshot {clusters[c].snapshot or '(none)'}; skipped: "
-            f"{skipped or 'none'}")
+    print_kraft_summary(out, run_id, runs, {c: log.snapshot for c, log in clusters.items()})
     return runs
+
+
+def print_kraft_summary(out: str, run_id: str, runs: dict[str, ClusterRun],
+                        snapshots: dict[str, str | None]) -> None:
+    """`jobs.replay.summary.print_summary`'s lines, with the rows read reconciled as a
+    KRaft run counts them (applied + skipped)."""
+    print(f"\n== replay run {run_id} (KRaft metadata log) ==")
+    for cluster, r in runs.items():
+        c = r.counts
+        skipped = ", ".join(f"{k.removeprefix(SKIPPED)} {v}" for k, v in sorted(r.skipped.items()))
+        print(f"cluster {cluster}: rows read {c.rows_read} = applied {c.rows_applied} + "
+              f"skipped {sum(r.skipped.values())} ({skipped or 'none'})")
+        print(f"  replayed from: {snapshots.get(cluster) or 'the log start (no snapshot)'}, "
+              f"offsets {r.facts.seq_min}-{r.facts.seq_max}")
+        states = ", ".join(f"{k} {v}" for k, v in sorted(c.partitions_by_state.items()))
+        print(f"  partitions by state: {states or 'none'}")
+        offline = c.offline_partitions()
+        print(f"  offline partitions: {c.partitions_by_state.get('OfflinePartition', 0)}"
+              + (f" ({', '.join(f'{t}-{p}' for t, p in offline)})" if offline else ""))
+        print_rollup(r.rollup)
+        kinds = ", ".join(f"{k} {v}" for k, v in sorted(c.findings_by_kind.items())
+                          if not k.startswith(SKIPPED))
+        print(f"  findings by kind: {kinds or 'none'}")
+    print(f"tables written under {out}/<table>/run_id={run_id}\n", flush=True)
 
 
 def write_tables(spark: SparkSession, runs: dict[str, ClusterRun], out: str,

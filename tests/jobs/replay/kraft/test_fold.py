@@ -110,3 +110,15 @@ def test_an_elr_record_is_outside_the_3x_profiles(version: str, name: str) -> No
     assert kraft_profile_for(version).name == name
     assert outside == (0 if name == "4.0" else 1)
     assert run.counts.rows_read == run.counts.rows_applied + sum(run.skipped.values())
+
+
+def test_the_printed_summary_reconciles(tmp_path: Path,
+                                        capsys: pytest.CaptureFixture[str]) -> None:
+    from jobs.replay.kraft.job import print_kraft_summary
+
+    print_kraft_summary("OUT", "r1", {"k1": _run(tmp_path)}, {"k1": None})
+    text = capsys.readouterr().out
+    assert ("cluster k1: rows read 23 = applied 18 + skipped 5 (FeatureLevelRecord 1, "
+            "NoOpRecord 3, control 1)") in text
+    assert "offsets 0-21" in text and "offline partitions: 0" in text
+    assert "offline partition-seconds in this run: 120.0" in text
