@@ -93,3 +93,15 @@ def test_the_report(tables: Path, tmp_path: Path) -> None:
     assert table and re.findall(r'data-topic="([^"]+)" data-seconds="([^"]+)"',
                                 table.group(0)) == [("orders", "120.000")]
     assert "FenceBrokerRecord" in html
+
+
+def test_replay_with_audit_exits_with_the_verdict(spark: Any, tables: Path,
+                                                  tmp_path: Path) -> None:
+    # The same two warnings as above: `--fail-on warning` fails the run, and the
+    # verdict file says so.
+    verdict = tmp_path / "v.json"
+    rc = replay(["--events", str(tables.parent / "ingest"), "--out", str(tmp_path / "t"),
+                 "--run-id", "r2", "--audit", "--fail-on", "warning", "--verdict-json",
+                 str(verdict)], spark=spark)
+    assert rc == 1
+    assert json.loads(verdict.read_text())["verdict"] == "FAIL"
