@@ -32,6 +32,9 @@ ingest-sample: install ## ingest sample Kafka logs, replay them, compare with wh
 	$(PY) -m jobs.replay --events $(OUT)/ingest/events --out $(OUT)/ingest-replay
 	$(PY) -m jobs.compare --observed $(OUT)/ingest --replayed $(OUT)/ingest-replay --out $(OUT)/ingest-compare
 
+kraft-sample: install ## simulate a KRaft metadata log, ingest, replay, audit and report it under $(OUT)/kraft
+	$(PY) -m jobs.sample.kraft --out $(OUT)/kraft
+
 report-sample: install ## write $(OUT)/report.html for the sample (replays it first if $(OUT)/tables is missing)
 	@test -d $(OUT)/tables/run_summary || $(PY) -m jobs.sample --out $(OUT)
 	$(PY) -m jobs.report --tables $(OUT)/tables --out $(OUT)/report.html
@@ -99,4 +102,4 @@ cluster-test: install ## spark-submit the replay to a standalone master + 2 work
 clean: ## remove build and run outputs (keeps .venv)
 	rm -rf dist build $(OUT) .pytest_cache .mypy_cache .ruff_cache
 
-.PHONY: help install run report-sample browser test test-fast test-core lint typecheck bench-core bench bench-nightly package cluster-test clean ingest-sample audit-sample whatif-sample bench-whatif
+.PHONY: help install run kraft-sample report-sample browser test test-fast test-core lint typecheck bench-core bench bench-nightly package cluster-test clean ingest-sample audit-sample whatif-sample bench-whatif

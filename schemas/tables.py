@@ -270,6 +270,34 @@ RUN_SUMMARY = _table(
     _f("superseded_runs", T.ArrayType(T.StringType(), True)),
 )
 
+# KRaft replays only (jobs/replay/kraft): the metadata records the quorum leader wrote and
+# the replay folded, in place of the request tables. The record's own fields (a
+# PartitionChangeRecord's null list or leader -2: unchanged), the topic named, and the
+# leader and partition epochs Kafka's metadata image holds after it.
+METADATA_WRITES = _table(
+    _f("seq", T.LongType()),
+    _f("ts", T.TimestampType()),
+    _f("quorum_epoch", T.IntegerType()),
+    _f("record_type", T.StringType()),
+    _f("broker_id", T.IntegerType()),
+    _f("broker_epoch", T.LongType()),
+    _f("topic", T.StringType()),
+    _f("partition", T.IntegerType()),
+    _f("leader", T.IntegerType()),
+    _f("isr", _INTS),
+    _f("replicas", _INTS),
+    _f("adding_replicas", _INTS),
+    _f("removing_replicas", _INTS),
+    _f("elr", _INTS),
+    _f("leader_epoch", T.IntegerType()),
+    _f("partition_epoch", T.IntegerType()),
+    _f("fenced", T.BooleanType()),
+    _f("in_controlled_shutdown", T.BooleanType()),
+    _f("config_resource", T.StringType()),
+    _f("config_name", T.StringType()),
+    _f("config_value", T.StringType()),
+)
+
 # Table name (= directory under --out) -> schema.
 TABLES: dict[str, T.StructType] = {
     "partition_states": PARTITION_STATES,
@@ -288,6 +316,9 @@ TABLES: dict[str, T.StructType] = {
     "quarantine": QUARANTINE,
     "run_summary": RUN_SUMMARY,
 }
+
+# Tables only a KRaft replay writes (not in TABLES: a ZooKeeper run's output is unchanged).
+KRAFT_TABLES: dict[str, T.StructType] = {"metadata_writes": METADATA_WRITES}
 
 # Tables the replay groups write (from the streaming query), in write order.
 REPLAY_TABLES: tuple[str, ...] = (

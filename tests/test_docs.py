@@ -15,7 +15,7 @@ from pyspark.sql.types import StructType
 
 from schemas import event_types as ET
 from schemas.events import EVENT_SCHEMA, REQUIRED_COLUMNS
-from schemas.tables import TABLES
+from schemas.tables import KRAFT_TABLES, TABLES
 from tests.helpers import ROOT
 
 README = ROOT / "README.md"
@@ -96,6 +96,14 @@ def test_tables_doc_matches_schema(table: str) -> None:
     section = _section(TABLES_DOC.read_text(encoding="utf-8"), "### ", f"`{table}`")
     rows = _table_with_header(section.lines, COLUMN_HEADER)
     assert [(r[0], r[1]) for r in rows] == _schema_columns(TABLES[table])
+    assert all(r[2] for r in rows), f"{table}: a column without a meaning"
+
+
+@pytest.mark.parametrize("table", list(KRAFT_TABLES))
+def test_tables_doc_matches_kraft_schema(table: str) -> None:
+    section = _section(TABLES_DOC.read_text(encoding="utf-8"), "### ", f"`{table}`")
+    rows = _table_with_header(section.lines, COLUMN_HEADER)
+    assert [(r[0], r[1]) for r in rows] == _schema_columns(KRAFT_TABLES[table])
     assert all(r[2] for r in rows), f"{table}: a column without a meaning"
 
 

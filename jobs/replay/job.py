@@ -591,6 +591,11 @@ def audit_run(spark: SparkSession, s: Settings, replay_rc: int = 0) -> int:
 
 
 def main(argv: list[str] | None = None, spark: SparkSession | None = None) -> int:
+    from jobs.replay.kraft.job import kraft_events, kraft_main
+
+    kraft = kraft_events(argv)  # a KRaft metadata log: folded on the driver
+    if kraft is not None:
+        return kraft_main(argv, kraft, spark)
     try:
         s = read_settings(argv)
     except (ValueError, FileNotFoundError) as exc:  # the config file

@@ -13,7 +13,7 @@ import pytest
 from jobs.ingest.kraft.batches import Batch, Corrupt, read_batches
 from jobs.ingest.kraft.codecs import SNAPPY, ZSTD, decompress
 from jobs.ingest.kraft.wire import Reader, uvarint_bytes, varint_bytes
-from tests.helpers.kraft_encoder import CODECS, Rec, batch_bytes
+from jobs.sim.kraft_encoder import CODECS, Rec, batch_bytes
 
 CODEC_NAMES = ("none", "gzip", "snappy", "lz4", "zstd")
 

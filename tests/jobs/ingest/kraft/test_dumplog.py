@@ -12,8 +12,8 @@ from pathlib import Path
 from jobs.ingest.kraft.framing import metadata_record
 from jobs.ingest.kraft.inputs import DUMP_LOG, Input, decode_all, detect
 from jobs.ingest.kraft.rows import MetadataRow, Summary
+from jobs.sim.kraft_encoder import metadata_value
 from tests.helpers import ROOT
-from tests.helpers.kraft_encoder import metadata_value
 
 FIXTURES = ROOT / "tests" / "fixtures" / "kraft"
 README = FIXTURES / "dump-log-ak3.0.0-config-kraft-README.txt"

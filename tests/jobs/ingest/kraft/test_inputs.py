@@ -12,7 +12,7 @@ from collections import Counter
 import pytest
 
 from jobs.ingest.kraft.inputs import DUMP_LOG, SEGMENT, SNAPSHOT, Input, decode_all, detect
-from tests.helpers.kraft_encoder import (
+from jobs.sim.kraft_encoder import (
     CODECS,
     Rec,
     batch_bytes,

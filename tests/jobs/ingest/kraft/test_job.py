@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import Any
 
 from jobs.ingest import job as ingest
+from jobs.sim.kraft_encoder import batch_bytes, day_log, meta, snapshot_bytes, topic_id
 from schemas.ingest import METADATA_RECORDS_SCHEMA, METADATA_SUMMARY_SCHEMA
 from tests.helpers import INGEST_FIXTURES, ROOT
-from tests.helpers.kraft_encoder import batch_bytes, day_log, meta, snapshot_bytes, topic_id
 
 README_DUMP = ROOT / "tests" / "fixtures" / "kraft" / "dump-log-ak3.0.0-config-kraft-README.txt"
 

@@ -15,7 +15,7 @@ from jobs.ingest.kraft.framing import UNKNOWN, control_record, metadata_record
 from jobs.ingest.kraft.rows import typed
 from jobs.ingest.kraft.schema import Field, Message
 from jobs.ingest.kraft.wire import uuid_text
-from tests.helpers.kraft_encoder import control, metadata_value
+from jobs.sim.kraft_encoder import control, metadata_value
 
 TOPIC_ID = bytes(range(16))
 

@@ -1,9 +1,11 @@
-"""A test encoder of Kafka's KRaft metadata log, written from the wire format (not from the
+"""An encoder of Kafka's KRaft metadata log, written from the wire format (not from the
 decoder): metadata records in their ApiMessageAndVersion framing, control records, record
 batches v2 with every codec, log segments and snapshots.
 
 Messages are encoded from the same field descriptions the decoder reads (`records.py`);
 the tests that matter for the descriptions themselves hold hand-written bytes against them.
+The ingest's tests write their inputs with it, and so does the KRaft simulator
+(`jobs.sim.kraft_history`, `make kraft-sample`).
 """
 
 from __future__ import annotations

@@ -1,0 +1,103 @@
+"""One cluster's KRaft log folded into the rows of every table of the run (pure but for
+the reading, which `source` did): the fold's outputs, the metadata writes, the incidents,
+the offline roll-up, the changes digest, and the counts of the run summary.
+
+`run_summary` of a KRaft run: `rows_read` is every `metadata_records` row of the cluster
+plus the NoOpRecords `jobs.ingest` counted without writing them; `rows_applied` the records
+folded into the image; every other row is skipped and counted in `findings_by_kind` under
+a `skipped:` key (`skipped:NoOpRecord`, `skipped:control`, `skipped:aborted`,
+`skipped:open_transaction`, `skipped:unknown`, `skipped:rejected`, `skipped:before_snapshot`
+and `skipped:<record type>` for the types the image does not model), so that `rows_read`
+equals `rows_applied` plus the `skipped:` counts. `rows_duplicate`, `rows_quarantined` and
+`rows_late` are 0: a metadata log has no duplicates or late rows.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+from jobs.replay.digest import Change, Window
+from jobs.replay.kraft.changes import kraft_changes
+from jobs.replay.kraft.source import ClusterLog
+from jobs.replay.kraft.writes import MetadataWriteRow, RecordingImage, write_rows
+from jobs.replay.ledger import ClusterCounts
+from jobs.replay.logcheck import SeqFacts
+from jobs.replay.rollup import Rollup, window_sums
+from jobs.replay.rollup import Window as OfflineWindow
+from statemachine.incidents import elections_of, of_run
+from statemachine.kraft.fold import KraftFold, KraftOutputs
+from statemachine.kraft.profiles import KraftProfile
+from statemachine.rows import IncidentRow
+
+SKIPPED = "skipped:"
+
+
+@dataclass
+class ClusterRun:
+    """Every table's rows of one cluster, and its counts."""
+
+    outputs: KraftOutputs
+    writes: list[MetadataWriteRow]
+    incidents: list[IncidentRow]
+    changes: list[Change]
+    counts: ClusterCounts
+    rollup: Rollup
+    facts: SeqFacts
+    skipped: Counter[str] = field(default_factory=Counter)
+
+
+def skipped_counts(log: ClusterLog, out: KraftOutputs, ingest_noops: int) -> Counter[str]:
+    """What was read and not folded, by reason (module docstring)."""
+    c = out.counts
+    found = Counter({
+        "NoOpRecord": c.noops + ingest_noops, "control": c.control, "aborted": c.aborted,
+        "open_transaction": c.open_transaction, "unknown": c.unknown,
+        "rejected": c.rejected, **log.skipped})
+    found.update(c.not_modelled)
+    return Counter({f"{SKIPPED}{k}": v for k, v in found.items() if v})
+
+
+def fold_cluster(cluster: str, log: ClusterLog, profile: KraftProfile, default_min_isr: int,
+                 run_id: str, ingest_noops: int = 0) -> ClusterRun:
+    fold = KraftFold(default_min_isr, profile)
+    image = RecordingImage(default_min_isr)
+    fold.image = image
+    fold.feed(log.records)
+    out = fold.finish()
+    skipped = skipped_counts(log, out, ingest_noops)
+    stamps = [r.ts for r in log.records if r.ts is not None]
+    last_ts = max(stamps, default=-1)
+    rollup = offline_rollup(cluster, out, last_ts)
+    incidents = of_run(out.partition_windows, out.partition_windows,
+                       elections_of(out.findings), rollup.period_end_us)
+    reassigning: list[Window] = [
+        (run_id, w.topic, w.partition, w.start_seq, w.start_ts, w.end_seq, w.end_ts)
+        for w in out.partition_windows if w.kind == "reassigning"]
+    changes = kraft_changes(image.applied, reassigning, run_id, out.controller_timeline)
+    by_state = Counter(s.state for s in out.partition_states)
+    offline = [(s.topic, s.partition) for s in out.partition_states
+               if s.state == "OfflinePartition"]
+    counts = ClusterCounts(
+        rows_read=log.rows_read + ingest_noops, rows_applied=out.counts.applied,
+        findings_by_kind=Counter(f.kind for f in out.findings) + skipped,
+        buckets={0: (dict(by_state), offline[:20])}, last_ts=last_ts)
+    offsets = [r.offset for r in log.records if r.offset is not None]
+    facts = SeqFacts(seq_min=min(offsets, default=None), seq_max=max(offsets, default=None))
+    return ClusterRun(out, write_rows(image.applied), incidents, changes, counts, rollup,
+                      facts, skipped)
+
+
+def offline_rollup(cluster: str, out: KraftOutputs, last_ts: int) -> Rollup:
+    """`jobs.replay.rollup` over the fold's offline windows: the period is the whole log,
+    from its start to its latest record time."""
+    if last_ts < 0:
+        return Rollup()
+    rollups = {cluster: Rollup(last_ts)}
+    windows = [OfflineWindow(cluster, w.topic, w.cause_broker, w.start_ts, w.end_ts)
+               for w in out.partition_windows if w.kind == "offline"]
+    rollup = rollups[cluster]
+    for attr, _, key, us in window_sums(windows, {}, rollups):
+        getattr(rollup, attr)[key] = round(us / 1e6, 6)
+    rollup.seconds = round(sum(rollup.by_topic.values()), 6)
+    return rollup
