@@ -25,6 +25,7 @@ from typing import Any, NamedTuple
 
 from schemas import event_types as ET
 from statemachine.events import Event
+from statemachine.frozen import rebuilt
 from statemachine.rows import BrokerIntervalRow, ControllerRow, FindingRow, Ints
 
 # Step kinds.
@@ -71,6 +72,9 @@ class ClusterStep:
     epoch: int = 0  # controller epoch in force during and after the step
     controller: int = -1
 
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        return rebuilt(self)
+
 
 @dataclass(frozen=True, slots=True)
 class ClusterState:
@@ -78,6 +82,9 @@ class ClusterState:
     shutting_down: frozenset[int]
     epoch: int
     controller: int
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        return rebuilt(self)
 
 
 @dataclass(slots=True)
