@@ -37,7 +37,7 @@ from schemas import event_types as ET
 from statemachine.cluster import DELETION_ACTIVITY, TIMELINE_EVENTS, ClusterTimeline, build_timeline
 from statemachine.context import Outputs
 from statemachine.events import Event
-from statemachine.replay import replay
+from statemachine.replay import gc_paused, replay
 
 REPO_ROOT = Path(__file__).resolve().parents[2]  # jobs/bench/core.py -> the repository
 CACHE = REPO_ROOT / "out" / "bench-logs"
@@ -252,7 +252,7 @@ def run_core(events_dir: str | Path, buckets: int = DEFAULT_BUCKETS) -> dict[str
         with timed("group"):
             events = group_log(table.take(idx), buckets).buckets.get((cl, b), [])
         arrow.cluster = cl
-        with timed("fold"):
+        with timed("fold"), gc_paused():  # as the job's group function runs
             _, out = replay(None, events, timelines.get(cl, empty), flush=arrow.emit,
                             flush_rows=FLUSH_ROWS)
             arrow.emit(out, STATE_TABLES + EVENT_TABLES)
