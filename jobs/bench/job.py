@@ -209,6 +209,8 @@ NOTES = """\
 `ratio` is the Spark job's events/s over the pure core's events/s, where the core run is
 pyarrow read + sort + fold + Arrow outputs in one process; the target is a ratio of at
 least 1.0. The stricter ratio against the fold and its Arrow outputs alone is shown too.
+A column measured before the core bench built the Arrow outputs (no "fold only" figure)
+gives the fold alone in its "fold + Arrow outputs" rows.
 Spark stages come from the job's `run_summary.stage_seconds` (`replay` includes the
 streaming query's shuffle, grouping and Python workers, which also write the tables'
 files; `write` is the driver's commit of the staged files). Peak RSS is sampled with
@@ -245,7 +247,7 @@ RESULT_ROWS: tuple[tuple[str, Callable[[Run], str]], ...] = (
      lambda r: _n(r["core_events_per_s"])),
     ("core events/s (fold + Arrow outputs)", lambda r: _n(r["core"]["core_events_per_s"])),
     ("core events/s (fold only, no outputs)",
-     lambda r: _n(r["core"].get("core_fold_only_events_per_s"))),
+     lambda r: _n(r["core"].get("core_fold_only_events_per_s", "-"))),
     ("core partitions/s", lambda r: _n(r["core"]["core_partitions_per_s"])),
     ("**ratio spark/core**", lambda r: f"**{r['ratio']:.2f}**"),
     ("ratio spark/core (fold + Arrow only)",
@@ -297,8 +299,9 @@ def nightly_table(nightly: dict[str, Run]) -> list[str]:
         return []
     lines = ["## Nightly run (`make bench-nightly`)", "",
              "| preset | first run rows | seconds | night rows | seconds | night / first "
-             "| state tables = full replay | peak RSS night: JVM / workers (MB) |",
-             "|---|---|---|---|---|---|---|---|"]
+             "| state tables = full replay | peak RSS night: JVM / workers (MB) "
+             "| night stages (s) | load average (1 min) start / end |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
     for preset in preset_order(nightly):
         r = nightly[preset]
         memory = r["night"].get("memory_mb", {})
@@ -307,8 +310,14 @@ def nightly_table(nightly: dict[str, Run]) -> list[str]:
             f"{_n(r['night_rows'])} | {_n(r['night_seconds'])} | "
             f"{r['night_share_of_first']:.1%} | "
             f"{all(r['state_tables_equal_full_replay'].values())} | "
-            f"{_n(memory.get('driver_jvm'))} / {_n(memory.get('python_workers'))} |")
+            f"{_n(memory.get('driver_jvm'))} / {_n(memory.get('python_workers'))} | "
+            f"{_stages(r['night'].get('spark_stages_s') or {})} | "
+            f"{_load(r.get('load_avg_1m'))} |")
     return [*lines, ""]
+
+
+def _load(load: dict[str, float] | None) -> str:
+    return f"{load['start']} / {load['end']}" if load else "-"
 
 
 def render_markdown(runs: dict[str, Run], mach: dict[str, str], log: str = LOG_START,
