@@ -82,7 +82,7 @@ typecheck: install ## mypy --strict on the core, the contracts and the jobs
 	.venv/bin/mypy --strict statemachine schemas jobs
 
 bench-core: install ## events per second of the pure core (no Spark)
-	$(PY) -m jobs.bench.core --preset $(BENCH)
+	$(PY) -m jobs.bench.core --preset $(BENCH) --record bench.json
 
 bench: install ## Spark job vs pure core on a simulated log; writes BENCHMARKS.md, bench.json
 	$(PY) -m jobs.bench --preset $(BENCH)

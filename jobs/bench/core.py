@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
 import sys
 import time
@@ -23,6 +24,7 @@ import zlib
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -287,6 +289,19 @@ def run_core(events_dir: str | Path, buckets: int = DEFAULT_BUCKETS) -> dict[str
     }
 
 
+def record(path: Path, fig: dict[str, Any], load_before: float) -> None:
+    """`make bench-core`'s figures into bench.json, beside `make bench`'s."""
+    import statemachine
+
+    data: dict[str, Any] = json.loads(path.read_text()) if path.is_file() else {}
+    data.setdefault("core_runs", {})[str(fig["preset"])] = {
+        **fig, "compiled": statemachine.compiled(),
+        "measured_at": datetime.now(UTC).strftime("%Y-%m-%d %H:%M"),
+        "load_avg_1m": {"start": round(load_before, 2), "end": round(os.getloadavg()[0], 2)},
+    }
+    path.write_text(json.dumps(data, indent=2) + "\n")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m jobs.bench.core", description=__doc__)
     ap.add_argument("--preset", default="bench")
@@ -294,10 +309,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--buckets", type=int, default=DEFAULT_BUCKETS)
     ap.add_argument("--events", help="replay this log instead of the preset's")
     ap.add_argument("--json", action="store_true", help="print the figures as JSON only")
+    ap.add_argument("--record", metavar="FILE",
+                    help="also keep the figures, with the time, the load average and whether "
+                         "the core ran compiled, in FILE (bench.json) under core_runs.<preset>")
     args = ap.parse_args(argv)
     events_dir = Path(args.events) if args.events else cached_log(args.preset, args.seed)[0]
+    load_before = os.getloadavg()[0]
     fig = run_core(events_dir, args.buckets)
     fig["preset"] = args.preset if not args.events else str(events_dir)
+    if args.record:
+        record(Path(args.record), fig, load_before)
     if args.json:
         print(json.dumps(fig))
         return 0

@@ -430,15 +430,16 @@ def write_reports(result: Run, json_path: Path, markdown: Path) -> None:
     BENCHMARKS.md: the generated part from `runs`, the log part kept."""
     old: dict[str, Any] = json.loads(json_path.read_text()) if json_path.is_file() else {}
     runs = dict(old.get("runs", {}))
+    kept = ("runs", "nightly", "core_runs")  # kept across runs, not this run's
     if result:
-        runs[result["preset"]] = {k: v for k, v in result.items()
-                                  if k not in ("runs", "nightly")}
+        runs[result["preset"]] = {k: v for k, v in result.items() if k not in kept}
     else:  # `make bench-nightly`: the last `make bench` run stays at the top level
-        result = {k: v for k, v in old.items() if k not in ("machine", "runs", "nightly")}
+        result = {k: v for k, v in old.items() if k not in ("machine", *kept)}
     nightly = dict(old.get("nightly", {}))
     mach = machine()
     json_path.write_text(json.dumps({**result, "machine": mach, "runs": runs,
-                                     "nightly": nightly}, indent=2) + "\n")
+                                     "nightly": nightly,
+                                     "core_runs": old.get("core_runs", {})}, indent=2) + "\n")
     markdown.write_text(render_markdown(runs, mach, kept_log(markdown), nightly))
 
 
