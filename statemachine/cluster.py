@@ -115,6 +115,11 @@ class ClusterTimeline:
     def last_seq(self) -> int | None:
         return self._seqs[-1] if self._seqs else None
 
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        # Through __init__, like the frozen ones: a compiled class's pickled state and a
+        # slotted dataclass's differ, and a driver and its workers may be one of each.
+        return rebuilt(self)
+
 
 def _finding(e: Event, kind: str, detail: str) -> FindingRow:
     return FindingRow(e.seq, e.ts, None, None, e.broker_id, kind, detail, e.source)

@@ -81,3 +81,34 @@ def test_the_closure_of_the_group_function_pickles() -> None:
     back = pickle.loads(pickle.dumps((timeline, config, state)))
     assert back == (timeline, config, state)
     assert back[1].profile == config.profile and back[0].state_at(2) == timeline.state_at(2)
+
+
+DUMP = """
+import pickle, sys
+from statemachine.cluster import build_timeline
+from statemachine.context import ReplayConfig
+from statemachine.events import Event
+timeline = build_timeline([Event(1, None, "ControllerFailover", broker_id=0, brokers=(0, 1)),
+                           Event(2, None, "BrokerFailure", broker_id=1)])
+sys.stdout.buffer.write(pickle.dumps((timeline, ReplayConfig(min_insync_replicas=2))))
+"""
+
+
+def test_pickles_cross_between_the_sources_and_the_compiled_modules() -> None:
+    """spark-submit's workers run the sources whatever the driver runs: each side reads
+    the other's pickles."""
+    import pickle
+
+    from statemachine.cluster import build_timeline
+    from statemachine.events import Event
+
+    expected = build_timeline([Event(1, None, "ControllerFailover", broker_id=0, brokers=(0, 1)),
+                               Event(2, None, "BrokerFailure", broker_id=1)])
+    for interpreted in ("1", "0"):
+        environ = os.environ | {"PYTHONPATH": str(ROOT),
+                                statemachine.INTERPRETED_ENV: interpreted}
+        dumped = subprocess.run([sys.executable, "-c", DUMP], cwd=ROOT, env=environ,
+                                capture_output=True, check=True).stdout
+        timeline, config = pickle.loads(dumped)
+        assert timeline == expected and timeline.state_at(2) == expected.state_at(2)
+        assert config.min_insync_replicas == 2 and config.profile.name == "3.7"
