@@ -3,6 +3,9 @@ SHELL := /bin/bash
 PY := .venv/bin/python
 PIP := .venv/bin/pip
 STAMP := .venv/.installed
+COMPILED := .venv/.core-compiled
+CORE_SOURCES := $(filter-out statemachine/__init__.py,$(wildcard statemachine/*.py))
+SO := .cpython-*.so
 OUT ?= out
 BENCH ?= bench
 DIST ?= dist
@@ -19,7 +22,26 @@ $(STAMP): pyproject.toml
 	$(PIP) install --quiet -e '.[dev]'
 	touch $(STAMP)
 
-install: $(STAMP) ## create .venv/ with everything the jobs and tests need
+install: $(STAMP) $(COMPILED) ## create .venv/ with everything the jobs and tests need
+
+# The core compiled with mypyc (mypy's compiler, in the dev extra): the extension modules sit
+# next to statemachine/*.py, the runtime they share at the top. Without a C compiler, or if
+# the compile fails, the sources run as they are (statemachine/__init__.py also ignores a
+# build older than its sources, hence the touch: a rebuild copies unchanged module stubs with
+# their old times). __init__.py stays interpreted: it picks the modules.
+$(COMPILED): $(STAMP) $(CORE_SOURCES)
+	@rm -f statemachine/*$(SO) *__mypyc*$(SO)
+	@if command -v cc >/dev/null 2>&1 && \
+	  (start=$$(date +%s); .venv/bin/mypyc $(CORE_SOURCES) >build-core.log 2>&1 && \
+	   echo "[install] statemachine/ compiled with mypyc in $$(( $$(date +%s) - start )) s"); \
+	then touch statemachine/*$(SO) *__mypyc*$(SO) $(COMPILED); \
+	else rm -f statemachine/*$(SO) *__mypyc*$(SO); \
+	  echo "[install] no C compiler or the compile failed (build-core.log): statemachine/ runs interpreted"; fi
+
+compile-core: $(COMPILED) ## compile statemachine/ with mypyc (make install does; falls back to the sources)
+
+uncompile-core: ## remove the compiled core: statemachine/ runs from its sources
+	rm -f statemachine/*$(SO) *__mypyc*$(SO) $(COMPILED)
 
 run: install ## replay a generated sample log locally and print a summary
 	$(PY) -m jobs.sample --out $(OUT)
@@ -53,6 +75,9 @@ test-fast: install ## the inner loop: every test but the slow end-to-end and clu
 test-core: install ## the pure tests: no JVM, no Spark
 	$(PY) -m pytest -q -m "not spark and not cluster"
 
+test-interpreted: install ## the core's tests again on the interpreted modules (make test runs the compiled ones)
+	STATEMACHINE_INTERPRETED=1 $(PY) -m pytest -q tests/statemachine
+
 lint: install ## ruff over the whole project
 	.venv/bin/ruff check .
 
@@ -60,7 +85,7 @@ typecheck: install ## mypy --strict on the core, the contracts and the jobs
 	.venv/bin/mypy --strict statemachine schemas jobs
 
 bench-core: install ## events per second of the pure core (no Spark)
-	$(PY) -m jobs.bench.core --preset $(BENCH)
+	$(PY) -m jobs.bench.core --preset $(BENCH) --record bench.json
 
 bench: install ## Spark job vs pure core on a simulated log; writes BENCHMARKS.md, bench.json
 	$(PY) -m jobs.bench --preset $(BENCH)
@@ -79,14 +104,15 @@ bench-whatif: install ## fail_each_broker sweep vs one plain replay of the bench
 	$(PY) -m jobs.whatif.bench --preset $(BENCH)
 
 # The code spark-submit ships (--py-files): only zipped, so the system python3 does it (no
-# venv, no `zip` binary, which a fresh Debian lacks); bytecode caches stay out.
+# venv, no `zip` binary, which a fresh Debian lacks); bytecode caches and the compiled core
+# stay out (a zip cannot hold extension modules: the workers run the sources).
 define ZIP_SOURCES
 import pathlib, sys, zipfile
 target, *packages = sys.argv[1:]
 with zipfile.ZipFile(target, "w", zipfile.ZIP_DEFLATED) as z:
     for package in packages:
         for path in sorted(pathlib.Path(package).rglob("*")):
-            if path.is_file() and "__pycache__" not in path.parts:
+            if path.is_file() and "__pycache__" not in path.parts and path.suffix != ".so":
                 z.write(path, path.as_posix())
 print(target)
 endef
@@ -100,6 +126,6 @@ cluster-test: install ## spark-submit the replay to a standalone master + 2 work
 	$(PY) -m pytest -q -m cluster tests/e2e/test_cluster_submit.py
 
 clean: ## remove build and run outputs (keeps .venv)
-	rm -rf dist build $(OUT) .pytest_cache .mypy_cache .ruff_cache
+	rm -rf dist build build-core.log $(OUT) .pytest_cache .mypy_cache .ruff_cache
 
-.PHONY: help install run kraft-sample report-sample browser test test-fast test-core lint typecheck bench-core bench bench-nightly package cluster-test clean ingest-sample audit-sample whatif-sample bench-whatif
+.PHONY: help install compile-core uncompile-core test-interpreted run kraft-sample report-sample browser test test-fast test-core lint typecheck bench-core bench bench-nightly package cluster-test clean ingest-sample audit-sample whatif-sample bench-whatif

@@ -25,6 +25,7 @@ from typing import Any, NamedTuple
 
 from schemas import event_types as ET
 from statemachine.events import Event
+from statemachine.frozen import rebuilt
 from statemachine.profiles import KafkaProfile
 from statemachine.rows import BrokerIntervalRow, ControllerRow, FindingRow, Ints
 
@@ -72,6 +73,9 @@ class ClusterStep:
     epoch: int = 0  # controller epoch in force during and after the step
     controller: int = -1
 
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        return rebuilt(self)
+
 
 @dataclass(frozen=True, slots=True)
 class ClusterState:
@@ -79,6 +83,9 @@ class ClusterState:
     shutting_down: frozenset[int]
     epoch: int
     controller: int
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        return rebuilt(self)
 
 
 @dataclass(slots=True)
@@ -108,6 +115,11 @@ class ClusterTimeline:
     @property
     def last_seq(self) -> int | None:
         return self._seqs[-1] if self._seqs else None
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        # Through __init__, like the frozen ones: a compiled class's pickled state and a
+        # slotted dataclass's differ, and a driver and its workers may be one of each.
+        return rebuilt(self)
 
 
 def _finding(e: Event, kind: str, detail: str) -> FindingRow:

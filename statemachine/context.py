@@ -6,9 +6,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 from statemachine.cluster import ClusterState, ClusterTimeline
 from statemachine.events import Event
+from statemachine.frozen import rebuilt
 from statemachine.model import RECOVERED, RECOVERING, Part, Topic
 from statemachine.profiles import KafkaProfile, profile_for
 from statemachine.rows import (
@@ -94,6 +96,9 @@ class ReplayConfig:
             if name == topic:
                 return value
         return self.min_insync_replicas
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        return rebuilt(self)
 
 
 @dataclass(slots=True)

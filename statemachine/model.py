@@ -14,6 +14,7 @@ import zlib
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
+from statemachine.frozen import rebuilt
 from statemachine.rows import Ints
 from statemachine.states import PartitionState, ReplicaState
 
@@ -152,9 +153,9 @@ class Part:
     @classmethod
     def thaw(cls, t: tuple[Any, ...], topic: str = "") -> Part:
         """The part frozen as `t` (format 2, or format 1: 15 fields, no windows)."""
-        p = cls.__new__(cls)
+        p = cls(t[0], topic)
         (
-            p.partition, p.replicas, p.adding, p.removing,
+            _, p.replicas, p.adding, p.removing,
             p.has_leadership, p.leader, p.leader_epoch, p.isr, p.zk_version,
             p.controller_epoch, p.zk_controller_epoch, p.recovering, partition_state,
             replica_states, p.last_seq,
@@ -164,9 +165,6 @@ class Part:
         windows = t[15] if len(t) > 15 else None
         p.windows = {kind: OpenWindow(*w) for kind, w in windows} if windows else None
         p.window_mask = window_mask(p.windows)
-        p.topic, p.marked = topic, False
-        p.counted_seq, p.step, p.batch, p.batch_id = -1, 0, 0, 0
-        p.writes = 0
         return p
 
 
@@ -253,4 +251,8 @@ class BucketState:
     @classmethod
     def freeze(cls, watermark: int, topics: dict[str, Topic]) -> BucketState:
         return cls(watermark, tuple(topics[name].freeze() for name in sorted(topics)))
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        return rebuilt(self)
+
 

@@ -15,7 +15,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Final
+from typing import Any, Final
+
+from statemachine.frozen import rebuilt
 
 DEFAULT_KAFKA_VERSION: Final = "3.7"
 # Release lines a profile is offered for (0.8 .. 3.9).
@@ -78,6 +80,9 @@ class KafkaProfile:
     alter_partition_kip841: bool
     # KIP-704 (IBP 3.2): an unclean election leaves the leader RECOVERING.
     leader_recovery_state: bool
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        return rebuilt(self)
 
 
 def _profile(name: str, scala: str, since: tuple[int, int]) -> KafkaProfile:

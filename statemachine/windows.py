@@ -272,21 +272,24 @@ def step_cause(step: ClusterStep, leaders: dict[Part, int]) -> Cause | Callable[
         return ET.CONTROLLED_SHUTDOWN, step.broker
     brokers = step_brokers(step)
     dead = frozenset(step.dead)
-
-    def of(b: int) -> Cause:
-        return (ET.BROKER_FAILURE if b in dead else ET.BROKER_STARTUP), b
-
     if len(brokers) == 1:
-        return of(brokers[0])
+        return _broker_cause(brokers[0], dead)
 
     def per_part(part: Part) -> Cause:
         leader = leaders.get(part, -1)
         if leader in brokers:
-            return of(leader)
+            return _broker_cause(leader, dead)
         hosted = [b for b in brokers if b in part.replicas]
-        return of(hosted[0] if hosted else brokers[0])
+        return _broker_cause(hosted[0] if hosted else brokers[0], dead)
 
     return per_part
+
+
+def _broker_cause(b: int, dead: frozenset[int]) -> Cause:
+    # Module level, not nested in `step_cause`: compiled, a closure that another closure
+    # calls is kept in their shared environment, a reference cycle the paused collector
+    # would leave behind.
+    return (ET.BROKER_FAILURE if b in dead else ET.BROKER_STARTUP), b
 
 
 def failover_cause(step: ClusterStep,

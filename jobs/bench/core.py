@@ -5,14 +5,18 @@
 Generates the preset's log once (cached under `out/bench-logs/<preset>-<seed>/`), then, in
 one process: read it with pyarrow, sort by (cluster, seq), build each cluster's timeline from
 its cluster-scope rows, group the other rows by (cluster, bucket_of(topic)) exactly as the
-Spark job does, and fold every group through `statemachine.replay.replay`. Prints rows per
-second (input rows / fold seconds), partitions per second, seconds per stage and peak RSS.
+Spark job does, and fold every group through `statemachine.replay.replay`, its output rows
+taken every FLUSH_ROWS rows and turned into the Arrow batches of the tables' files exactly as
+the job's group function does (`jobs.replay.group.GroupOutput`, `jobs.replay.codec`), but
+not written. Prints rows per second (input rows / seconds of fold and Arrow conversion, and
+of the fold alone), partitions per second, seconds per stage and peak RSS.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
 import sys
 import time
@@ -20,6 +24,7 @@ import zlib
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -28,10 +33,13 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from jobs.replay.codec import file_batch
+from jobs.replay.group import EVENT_TABLES, FLUSH_ROWS, STATE_TABLES
 from schemas import event_types as ET
 from statemachine.cluster import DELETION_ACTIVITY, TIMELINE_EVENTS, ClusterTimeline, build_timeline
+from statemachine.context import Outputs
 from statemachine.events import Event
-from statemachine.replay import replay
+from statemachine.replay import gc_paused, replay
 
 REPO_ROOT = Path(__file__).resolve().parents[2]  # jobs/bench/core.py -> the repository
 CACHE = REPO_ROOT / "out" / "bench-logs"
@@ -186,19 +194,47 @@ def bucket_plan(
     return table.filter(in_timeline), groups
 
 
+class ArrowOutput:
+    """The output side of the job's group function without the files: each table's rows of
+    a group become the Arrow batch its file would hold (`codec.file_batch`, as
+    `GroupOutput.add`); the seconds it takes are kept apart from the fold's."""
+
+    def __init__(self) -> None:
+        self.seconds = self.cpu_seconds = 0.0
+        self.rows = 0
+        self.batches = 0
+        self.cluster = ET.DEFAULT_CLUSTER
+
+    def add(self, table: str, rows: list[Any]) -> None:
+        if rows:
+            batch = file_batch(table, self.cluster, rows)
+            self.rows += batch.num_rows
+            self.batches += 1
+
+    def emit(self, out: Outputs, tables: tuple[tuple[str, str], ...] = EVENT_TABLES) -> None:
+        t0, c0 = time.perf_counter(), time.process_time()
+        for attr, table in tables:
+            self.add(table, getattr(out, attr))
+        self.seconds += time.perf_counter() - t0
+        self.cpu_seconds += time.process_time() - c0
+
+
 def run_core(events_dir: str | Path, buckets: int = DEFAULT_BUCKETS) -> dict[str, Any]:
     """Time each stage of the pure-core replay of one log; returns the figures.
 
     Stages: read (pyarrow), sort (by cluster, seq), plan (bucket of every row, in Arrow),
-    group (one bucket's rows -> Events, summed over buckets), fold (`replay`, summed)."""
+    group (one bucket's rows -> Events, summed over buckets), fold (`replay`, summed),
+    arrow (the output rows -> Arrow batches, taken during and after each fold, summed)."""
     stages: dict[str, float] = {"read": 0.0, "sort": 0.0, "plan": 0.0, "group": 0.0,
-                                "fold": 0.0}  # fmt: skip
+                                "fold": 0.0, "arrow": 0.0}  # fmt: skip
+    cpu = dict.fromkeys(stages, 0.0)  # CPU seconds: what a shared machine's load leaves be
 
     @contextmanager
     def timed(name: str) -> Iterator[None]:
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         yield
         stages[name] += time.perf_counter() - t0
+        cpu[name] += time.process_time() - c0
 
     with timed("read"):
         table = read_log(events_dir)
@@ -212,18 +248,27 @@ def run_core(events_dir: str | Path, buckets: int = DEFAULT_BUCKETS) -> dict[str
     with timed("fold"):
         timelines = {cl: build_timeline(evs) for cl, evs in cluster_events.items()}
     empty = build_timeline(())
+    arrow = ArrowOutput()
     applied = findings = partitions = 0
     for (cl, b), idx in plan:
         with timed("group"):
             events = group_log(table.take(idx), buckets).buckets.get((cl, b), [])
-        with timed("fold"):
-            _, out = replay(None, events, timelines.get(cl, empty))
+        arrow.cluster = cl
+        with timed("fold"), gc_paused():  # as the job's group function runs
+            _, out = replay(None, events, timelines.get(cl, empty), flush=arrow.emit,
+                            flush_rows=FLUSH_ROWS)
+            arrow.emit(out, STATE_TABLES + EVENT_TABLES)
         applied += out.applied
         findings += len(out.findings)
         partitions += len(out.partition_states)
         del events, out
     findings += sum(len(t.findings) for t in timelines.values())
+    stages["fold"] -= arrow.seconds
+    stages["arrow"] = arrow.seconds
+    cpu["fold"] -= arrow.cpu_seconds
+    cpu["arrow"] = arrow.cpu_seconds
     fold_s = max(stages["fold"], 1e-9)
+    with_outputs_s = max(stages["fold"] + stages["arrow"], 1e-9)
     total_s = sum(stages.values())
     return {
         "events": rows,
@@ -231,13 +276,30 @@ def run_core(events_dir: str | Path, buckets: int = DEFAULT_BUCKETS) -> dict[str
         "buckets": len(plan),
         "applied": applied,
         "findings": findings,
+        "rows_out": arrow.rows,
         "stages_s": {k: round(v, 3) for k, v in stages.items()},
-        "core_events_per_s": round(rows / fold_s),
+        "stages_cpu_s": {k: round(v, 3) for k, v in cpu.items()},
+        "core_events_per_cpu_s": round(rows / max(cpu["fold"] + cpu["arrow"], 1e-9)),
+        "core_events_per_s": round(rows / with_outputs_s),
+        "core_fold_only_events_per_s": round(rows / fold_s),
         "core_events_per_s_end_to_end": round(rows / max(total_s, 1e-9)),
-        "core_partitions_per_s": round(partitions / fold_s),
+        "core_partitions_per_s": round(partitions / with_outputs_s),
         "core_seconds": round(total_s, 3),
         "peak_rss_mb": round(peak_rss_mb(), 1),
     }
+
+
+def record(path: Path, fig: dict[str, Any], load_before: float) -> None:
+    """`make bench-core`'s figures into bench.json, beside `make bench`'s."""
+    import statemachine
+
+    data: dict[str, Any] = json.loads(path.read_text()) if path.is_file() else {}
+    data.setdefault("core_runs", {})[str(fig["preset"])] = {
+        **fig, "compiled": statemachine.compiled(),
+        "measured_at": datetime.now(UTC).strftime("%Y-%m-%d %H:%M"),
+        "load_avg_1m": {"start": round(load_before, 2), "end": round(os.getloadavg()[0], 2)},
+    }
+    path.write_text(json.dumps(data, indent=2) + "\n")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -247,21 +309,31 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--buckets", type=int, default=DEFAULT_BUCKETS)
     ap.add_argument("--events", help="replay this log instead of the preset's")
     ap.add_argument("--json", action="store_true", help="print the figures as JSON only")
+    ap.add_argument("--record", metavar="FILE",
+                    help="also keep the figures, with the time, the load average and whether "
+                         "the core ran compiled, in FILE (bench.json) under core_runs.<preset>")
     args = ap.parse_args(argv)
     events_dir = Path(args.events) if args.events else cached_log(args.preset, args.seed)[0]
+    load_before = os.getloadavg()[0]
     fig = run_core(events_dir, args.buckets)
     fig["preset"] = args.preset if not args.events else str(events_dir)
+    if args.record:
+        record(Path(args.record), fig, load_before)
     if args.json:
         print(json.dumps(fig))
         return 0
     print(f"pure core on {events_dir}")
     print(f"  rows read        {fig['events']:>12,}")
     print(f"  partitions       {fig['partitions']:>12,}   buckets {fig['buckets']}")
-    print(f"  events/s (fold)  {fig['core_events_per_s']:>12,}")
-    print(f"  events/s (all)   {fig['core_events_per_s_end_to_end']:>12,}")
+    print(f"  events/s (fold + Arrow) {fig['core_events_per_s']:>12,}")
+    print(f"  events/s (fold only)    {fig['core_fold_only_events_per_s']:>12,}")
+    print(f"  events/s (all stages)   {fig['core_events_per_s_end_to_end']:>12,}")
     print(f"  partitions/s     {fig['core_partitions_per_s']:>12,}")
+    print(f"  events/s (fold + Arrow, per CPU second) {fig['core_events_per_cpu_s']:>12,}")
     print("  stages (s)       " + "  ".join(f"{k} {v}" for k, v in fig["stages_s"].items()))
+    print("  stages (CPU s)   " + "  ".join(f"{k} {v}" for k, v in fig["stages_cpu_s"].items()))
     print(f"  findings         {fig['findings']:>12,}")
+    print(f"  output rows      {fig['rows_out']:>12,}")
     print(f"  peak RSS         {fig['peak_rss_mb']:>12,.0f} MB")
     return 0
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import sys
 from collections.abc import Sequence
@@ -62,6 +63,7 @@ def run_nightly(preset: str, seed: int, share: float, buckets: int | None,
                 work_root: Path = WORK, cache: Path = CACHE) -> dict[str, Any]:
     """Day 1, the night and the full replay, each a `jobs.replay` process (`run_spark`)."""
     events_dir, _ = cached_log(preset, seed, cache)
+    load_before = os.getloadavg()[0]
     work = work_root / preset
     events, night_file, first_rows, night_rows = split_log(events_dir, work, share)
     checkpoint = ["--checkpoint", str(work / "checkpoint")]
@@ -81,6 +83,7 @@ def run_nightly(preset: str, seed: int, share: float, buckets: int | None,
         "full_seconds": full.get("spark_seconds"),
         "night_share_of_first": round(day2["spark_seconds"] / day1["spark_seconds"], 3),
         "state_tables_equal_full_replay": equal,
+        "load_avg_1m": {"start": round(load_before, 2), "end": round(os.getloadavg()[0], 2)},
         "first": day1, "night": day2, "full": full,
     }  # fmt: skip
 

@@ -37,7 +37,7 @@ from jobs.common.config import DEFAULT_CONFIG, find_file, kafka_release, load_co
 from jobs.common.exitcodes import BAD_INPUT, CHECKPOINT_BUSY
 from jobs.common.lease import CheckpointLease, LeaseHeld
 from jobs.common.paths import arrow_filesystem, run_id_problem, scratch_path
-from jobs.common.session import build_session, under_spark_submit
+from jobs.common.session import build_session, read_properties, under_spark_submit
 from jobs.common.tables import (
     delete_path,
     ensure_run_partitions,
@@ -77,6 +77,7 @@ from jobs.replay.seed import (
     write_seed_rows,
 )
 from jobs.replay.sink import BatchSink
+from jobs.replay.sizing import log_rows, small_log_settings
 from jobs.replay.source import (
     EventSchemaError,
     NeedsSpark,
@@ -590,6 +591,19 @@ def audit_run(spark: SparkSession, s: Settings, replay_rc: int = 0) -> int:
                        prometheus=s.prometheus)
 
 
+def sized_for_log(s: Settings) -> dict[str, str]:
+    """The session's settings for a small log (`jobs.replay.sizing`), said when taken."""
+    if under_spark_submit():
+        return {}
+    configured = read_properties(s.spark_conf) if s.spark_conf is not None else {}
+    sized = small_log_settings(log_rows(s.events), s.master or configured.get("spark.master"),
+                               s.temporary_checkpoint,
+                               configured.get("spark.driver.extraJavaOptions", ""))
+    if sized:
+        log(f"small log: {', '.join(f'{k}={v}' for k, v in sorted(sized.items()))}")
+    return sized
+
+
 def main(argv: list[str] | None = None, spark: SparkSession | None = None) -> int:
     from jobs.replay.kraft.job import kraft_events, kraft_main
 
@@ -621,7 +635,7 @@ def main(argv: list[str] | None = None, spark: SparkSession | None = None) -> in
     try:
         if spark is None:
             spark = build_session("kafka-controller-replay", master=s.master,
-                                  properties_file=s.spark_conf)
+                                  properties_file=s.spark_conf, conf=sized_for_log(s))
         if files is None:
             files = check_event_files(s.events, log, spark=spark)
         clock.seconds["check"] = clock.since(clock.t0)

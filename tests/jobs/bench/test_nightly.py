@@ -29,7 +29,9 @@ def test_a_night_after_a_checkpoint_equals_a_full_replay(spark: Any, tmp_path: P
     summary = pq.read_table(tmp_path / "work" / "tiny" / "tables" / "run_summary").to_pylist()
     read = {str(r["run_id"]): r["rows_read"] for r in summary}
     assert read == {"day1": result["first_rows"], "day2": result["night_rows"]}
-    assert "## Nightly run" in (tmp_path / "B.md").read_text()
+    assert set(result["load_avg_1m"]) == {"start", "end"}
+    markdown = (tmp_path / "B.md").read_text()
+    assert "## Nightly run" in markdown and "load average (1 min) start / end" in markdown
     assert nightly.state_rows(tmp_path / "work" / "tiny" / "tables", "partition_states",
                               "day2")  # the comparison saw rows
 
