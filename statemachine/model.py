@@ -14,7 +14,7 @@ import zlib
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from statemachine.frozen import rebuilt
+from statemachine.frozen import mypyc_attr, rebuilt
 from statemachine.rows import Ints
 from statemachine.states import PartitionState, ReplicaState
 
@@ -62,6 +62,8 @@ def window_mask(windows: dict[str, OpenWindow] | None) -> int:
     return mask
 
 
+# The KRaft fold's partition (`statemachine.kraft.image.KraftPart`, interpreted) extends it.
+@mypyc_attr(allow_interpreted_subclasses=True)
 class Part:
     """One partition: assignment, cached leadership (the ZK state), machine states."""
 
