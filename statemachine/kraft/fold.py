@@ -121,6 +121,9 @@ class KraftFold:
         self.live_or_shutting_down: frozenset[int] = frozenset()
         self.min_isr: dict[str, int] = {}
         self.default_min_isr = default_min_isr
+        # The offset of each partition change that belongs to a broker operation -> the
+        # offset of that operation's broker record (a what-if re-decides the operation).
+        self.anchored: dict[int, int] = {}
 
     # -- WindowView --------------------------------------------------------------------
 
@@ -169,6 +172,9 @@ class KraftFold:
                 if outside is not None:
                     self._finding(r, OUTSIDE_PROFILE, outside)
                 anchor = _anchor(i, change, ops) if change.parts and ops else i
+                op_offset = kept[anchor].offset
+                if anchor != i and r.offset is not None and op_offset is not None:
+                    self.anchored[r.offset] = op_offset
                 for part, detail in unclean:  # at the operation's seq: its incident's
                     self._finding(kept[anchor], UNCLEAN, detail, part)
             if anchor > i:
