@@ -82,7 +82,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--baseline", help="an existing jobs.replay output of the same log: its "
                    "tables are the baseline (not replayed again)")
     p.add_argument("--kafka-version", help="Kafka release line replayed, X.Y from 0.8 to "
-                   "3.9 (overrides config's [kafka] kafka_version; default 3.7)")
+                   "3.9 (a KRaft log: 3.3 and later, 4.0 included) (overrides config's "
+                   "[kafka] kafka_version; default 3.7)")
     return p.parse_args(argv)
 
 
@@ -148,6 +149,11 @@ def run_with_session(spark: SparkSession, s: Settings, plans: list[VariantPlan],
 
 
 def main(argv: list[str] | None = None, spark: SparkSession | None = None) -> int:
+    from jobs.whatif.kraft.job import kraft_input, kraft_main
+
+    kraft = kraft_input(argv)  # a KRaft metadata log: its variants folded on the driver
+    if kraft is not None:
+        return kraft_main(argv, kraft, log, error, spark)
     try:
         s = read_settings(argv)
         scenario, facts = early_checks(s)

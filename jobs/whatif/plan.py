@@ -257,6 +257,9 @@ def _check_drops(spec: VariantSpec, facts: LogFacts) -> None:
 
 def variant_config(spec: VariantSpec, base: ReplayConfig, facts: LogFacts) -> ReplayConfig:
     """The base config with the variant's `config` and `topic_config` over it."""
+    if "eligible_leader_replicas_enable" in dict(spec.config):
+        raise ScenarioError(f"variant {spec.name!r} config: eligible_leader_replicas_enable "
+                            "is a KRaft setting (KIP-966); the log is a ZooKeeper event log")
     config = dataclasses.replace(base, **dict(spec.config))
     min_isr = dict(config.topic_min_insync_replicas)
     unclean = dict(config.topic_unclean_leader_election_enable)

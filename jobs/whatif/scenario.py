@@ -42,6 +42,9 @@ RESTARTABLE = frozenset({"BrokerFailure", "ControlledShutdown"})
 CONFIG_FIELDS: dict[str, type] = {
     "unclean_leader_election_enable": bool, "min_insync_replicas": int,
     "delete_topic_enable": bool,
+    # KIP-966 on a KRaft log's 4.0 profile (jobs.whatif.kraft.plan); refused on a
+    # ZooKeeper log.
+    "eligible_leader_replicas_enable": bool,
 }
 TOPIC_CONFIG_FIELDS: dict[str, type] = {
     "unclean_leader_election_enable": bool, "min_insync_replicas": int,

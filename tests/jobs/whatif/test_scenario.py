@@ -44,6 +44,8 @@ def _no_spark(*args: Any, **kwargs: Any) -> Any:
     ('[[variant]]\nname = "x"\ninject = [{at = 2026-11-20T00:00:40Z, event_type = '
      '"BrokerStartup", broker_id = 1, for = "5m"}]\n', "for restarts a broker"),
     ('[[variant]]\nname = "baseline"\n', "reserved"),
+    ('[[variant]]\nname = "x"\nconfig = {eligible_leader_replicas_enable = true}\n',
+     "is a KRaft setting (KIP-966); the log is a ZooKeeper event log"),
     ('[[variant]]\nname = "fail-broker-1"\n[sweep]\nfail_each_broker = '
      '{at = "2026-11-20T00:00:40Z"}\n', "'fail-broker-1' is given twice"),
 ])

@@ -1,0 +1,88 @@
+"""`python -m jobs.whatif --events DIR --scenario FILE --out DIR` on a KRaft input (the
+`metadata_records` of `jobs.ingest`): the scenario resolved against the records
+(`plan`), the baseline and every variant folded on the driver (`run`), then the
+ZooKeeper what-if's own publish and impact stages: the same tables, with a `variant`
+column, and the same ranking. `--kafka-version` picks the KRaft profile (3.3 and later).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+
+from pyspark.sql import SparkSession
+
+from jobs.common.config import DEFAULTS, load_config
+from jobs.common.paths import run_id_problem, scratch_path
+from jobs.common.tables import path_exists, remove_scratch
+from jobs.replay.failures import nested_problem, out_problem
+from jobs.replay.kraft.job import profile_of, session
+from jobs.replay.kraft.source import KraftInput, find_kraft_input, ingest_noops, read_clusters
+from jobs.whatif.impact import impact_stage
+from jobs.whatif.kraft.plan import KraftVariant, kraft_facts, resolve
+from jobs.whatif.kraft.run import replay_kraft_variants
+from jobs.whatif.output import publish
+from jobs.whatif.plan import VariantPlan
+from jobs.whatif.scenario import ScenarioError, load_scenario
+from statemachine.context import ReplayConfig
+
+
+def kraft_input(argv: list[str] | None) -> KraftInput | None:
+    """The KRaft input `--events` names, or None (a ZooKeeper-mode event log)."""
+    from jobs.whatif.job import parse_args
+
+    return find_kraft_input(parse_args(argv).events)
+
+
+def impact_plans(variants: list[KraftVariant]) -> list[VariantPlan]:
+    """The variants as `jobs.whatif.impact` reads them: a name, edit counts, `no_edit`."""
+    return [VariantPlan(v.name, (), ReplayConfig(), counts=v.counts, no_edit=v.no_edit)
+            for v in variants]
+
+
+def kraft_main(argv: list[str] | None, kraft: KraftInput, log: Callable[[str], None],
+               error: Callable[[str], int], spark: SparkSession | None = None) -> int:
+    from jobs.whatif.job import parse_args
+
+    args = parse_args(argv)
+    run_id = args.run_id or Path(args.scenario).stem
+    try:
+        cfg, cfg_path = load_config(args.config)
+        version = str(args.kafka_version or cfg.get("kafka_version",
+                                                     DEFAULTS["kafka_version"])).strip()
+        profile = profile_of(version)
+        problem = run_id_problem(run_id) or nested_problem(args.events, args.out, None)
+        if problem is not None:
+            return error(problem)
+        scenario = load_scenario(args.scenario)
+        clusters = read_clusters(kraft)
+        default_min_isr = int(cfg["min_insync_replicas"])
+        started = time.perf_counter()
+        variants = resolve(scenario, clusters, profile, default_min_isr)
+    except (ValueError, FileNotFoundError) as exc:  # scenario, config file, version
+        return error(str(exc))
+    log(f"plan: {len(variants)} variant(s) resolved in {time.perf_counter() - started:.1f}s "
+        f"(KRaft metadata log, profile {profile.name})")
+    log(f"events={kraft.records} scenario={args.scenario} out={args.out} run_id={run_id} "
+        f"started={datetime.now(UTC):%Y-%m-%dT%H:%M:%SZ}")
+    if spark is None:
+        spark = session(cfg, cfg_path, args.master)
+    problem = out_problem(spark, args.out, run_id)
+    if problem is not None:
+        return error(problem)
+    if args.baseline is not None and not path_exists(spark, f"{args.baseline}/partition_states"):
+        return error(f"--baseline {args.baseline} holds no replay output (no partition_states)")
+    checkpoint = scratch_path(args.out, "whatif-checkpoint-")
+    try:
+        staging = replay_kraft_variants(
+            spark, clusters, variants, profile, default_min_isr, ingest_noops(kraft), run_id,
+            checkpoint, log, with_baseline=args.baseline is None)
+        publish(spark, staging, args.out, run_id, args.baseline)
+        impact_stage(spark, args.out, run_id, impact_plans(variants), kraft_facts(clusters))
+    except ScenarioError as exc:
+        return error(str(exc))
+    finally:
+        remove_scratch(spark, checkpoint)
+    return 0
