@@ -44,8 +44,6 @@ def _no_spark(*args: Any, **kwargs: Any) -> Any:
     ('[[variant]]\nname = "x"\ninject = [{at = 2026-11-20T00:00:40Z, event_type = '
      '"BrokerStartup", broker_id = 1, for = "5m"}]\n', "for restarts a broker"),
     ('[[variant]]\nname = "baseline"\n', "reserved"),
-    ('[[variant]]\nname = "x"\nconfig = {eligible_leader_replicas_enable = true}\n',
-     "is a KRaft setting (KIP-966); the log is a ZooKeeper event log"),
     ('[[variant]]\nname = "fail-broker-1"\n[sweep]\nfail_each_broker = '
      '{at = "2026-11-20T00:00:40Z"}\n', "'fail-broker-1' is given twice"),
 ])
@@ -114,3 +112,14 @@ def test_topic_override_of_unclean_election_wins_over_the_log() -> None:
     assert final(forced, "e", 0).state == "OfflinePartition"
     assert [(f.kind, f.topic) for f in forced.findings
             if f.kind == "unclean_leader_election"] == [("unclean_leader_election", "b")]
+
+
+def test_eligible_leader_replicas_are_refused_on_a_zookeeper_log(small_log: Path) -> None:
+    """KIP-966 is a KRaft controller's: a ZooKeeper log's variant cannot turn it on."""
+    facts = facts_from_arrow(str(small_log))
+    assert facts is not None
+    scenario = parse_scenario({"variant": [{
+        "name": "v", "config": {"eligible_leader_replicas_enable": True}}]})
+    with pytest.raises(ScenarioError) as refused:
+        resolve(scenario, ReplayConfig(), facts)
+    assert "is a KRaft setting (KIP-966); the log is a ZooKeeper event log" in str(refused.value)
