@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 from jobs.replay.digest import Change, Window
 from jobs.replay.kraft.changes import kraft_changes
+from jobs.replay.kraft.checkpoint import ClusterState
 from jobs.replay.kraft.source import ClusterLog
 from jobs.replay.kraft.writes import MetadataWriteRow, RecordingImage, write_rows
 from jobs.replay.ledger import ClusterCounts
@@ -26,11 +27,14 @@ from jobs.replay.logcheck import SeqFacts
 from jobs.replay.rollup import Rollup, window_sums
 from jobs.replay.rollup import Window as OfflineWindow
 from statemachine.incidents import elections_of, of_run
-from statemachine.kraft.fold import KraftFold, KraftOutputs
+from statemachine.kraft.fold import UNCLEAN, KraftFold, KraftOutputs
 from statemachine.kraft.profiles import KraftProfile
+from statemachine.kraft.records import MetadataRecord
 from statemachine.rows import IncidentRow
 
 SKIPPED = "skipped:"
+BEFORE_CHECKPOINT = "before_checkpoint"  # folded by an earlier run of the checkpoint
+INCIDENT_KINDS = ("offline", "under_min_isr")
 
 
 @dataclass
@@ -45,6 +49,7 @@ class ClusterRun:
     rollup: Rollup
     facts: SeqFacts
     skipped: Counter[str] = field(default_factory=Counter)
+    state: ClusterState | None = None  # the fold as the next incremental run resumes it
 
 
 def skipped_counts(log: ClusterLog, out: KraftOutputs, ingest_noops: int) -> Counter[str]:
@@ -59,22 +64,33 @@ def skipped_counts(log: ClusterLog, out: KraftOutputs, ingest_noops: int) -> Cou
 
 
 def fold_cluster(cluster: str, log: ClusterLog, profile: KraftProfile, default_min_isr: int,
-                 run_id: str, ingest_noops: int = 0) -> ClusterRun:
-    fold = KraftFold(default_min_isr, profile)
-    image = RecordingImage(default_min_isr)
-    fold.image = image
-    fold.feed(log.records)
+                 run_id: str, ingest_noops: int = 0,
+                 resume: ClusterState | None = None) -> ClusterRun:
+    """Fold one cluster's log, or with `resume` (an incremental run,
+    `jobs.replay.kraft.checkpoint`) its records after the state's `through`, into the
+    state's fold; the run's incidents are rolled up over the windows of every run."""
+    fold, records, skipped_before = _start(log, profile, default_min_isr, resume)
+    image = fold.image
+    assert isinstance(image, RecordingImage)
+    fold.feed(records)
     out = fold.finish()
+    fold.out = KraftOutputs()  # the state keeps no rows: they are this run's
     skipped = skipped_counts(log, out, ingest_noops)
-    stamps = [r.ts for r in log.records if r.ts is not None]
-    last_ts = max(stamps, default=-1)
-    rollup = offline_rollup(cluster, out, last_ts)
-    incidents = of_run(out.partition_windows, out.partition_windows,
-                       elections_of(out.findings), rollup.period_end_us)
+    if skipped_before:
+        skipped[f"{SKIPPED}{BEFORE_CHECKPOINT}"] = skipped_before
+    stamps = [r.ts for r in records if r.ts is not None]
+    start = None if resume is None or resume.last_ts < 0 else resume.last_ts
+    last_ts = max(stamps, default=-1 if start is None else start)
+    rollup = offline_rollup(cluster, out, last_ts, start)
+    earlier = ([], []) if resume is None else (resume.windows, resume.elections)
+    incidents = of_run([*earlier[0], *out.partition_windows], out.partition_windows,
+                       elections_of([*earlier[1], *out.findings]), rollup.period_end_us)
     reassigning: list[Window] = [
         (run_id, w.topic, w.partition, w.start_seq, w.start_ts, w.end_seq, w.end_ts)
         for w in out.partition_windows if w.kind == "reassigning"]
-    changes = kraft_changes(image.applied, reassigning, run_id, out.controller_timeline)
+    controllers = [c for c in out.controller_timeline
+                   if resume is None or c.seq > resume.through]
+    changes = kraft_changes(image.applied, reassigning, run_id, controllers)
     by_state = Counter(s.state for s in out.partition_states)
     offline = [(s.topic, s.partition) for s in out.partition_states
                if s.state == "OfflinePartition"]
@@ -82,22 +98,46 @@ def fold_cluster(cluster: str, log: ClusterLog, profile: KraftProfile, default_m
         rows_read=log.rows_read + ingest_noops, rows_applied=out.counts.applied,
         findings_by_kind=Counter(f.kind for f in out.findings) + skipped,
         buckets={0: (dict(by_state), offline[:20])}, last_ts=last_ts)
-    offsets = [r.offset for r in log.records if r.offset is not None]
+    offsets = [r.offset for r in records if r.offset is not None]
     facts = SeqFacts(seq_min=min(offsets, default=None), seq_max=max(offsets, default=None))
-    return ClusterRun(out, write_rows(image.applied), incidents, changes, counts, rollup,
-                      facts, skipped)
+    run = ClusterRun(out, write_rows(image.applied), incidents, changes, counts, rollup,
+                     facts, skipped)
+    image.applied = []
+    run.state = ClusterState(
+        fold, max(offsets, default=-1 if resume is None else resume.through), last_ts,
+        [*earlier[0], *(w for w in out.partition_windows if w.kind in INCIDENT_KINDS)],
+        [*earlier[1], *(f for f in out.findings if f.kind == UNCLEAN)])
+    return run
 
 
-def offline_rollup(cluster: str, out: KraftOutputs, last_ts: int) -> Rollup:
+def _start(log: ClusterLog, profile: KraftProfile, default_min_isr: int,
+           resume: ClusterState | None) -> tuple[KraftFold, list[MetadataRecord], int]:
+    """The fold a run starts from, the records it folds, and how many it skips as folded
+    by an earlier run."""
+    if resume is None:
+        fold = KraftFold(default_min_isr, profile)
+        fold.image = RecordingImage(default_min_isr)
+        return fold, log.records, 0
+    # A snapshot's records are what the state already holds (it resumes from a later
+    # offset than any snapshot it started from, or than the log's start).
+    new = [r for r in log.records[log.from_snapshot:]
+           if r.offset is not None and r.offset > resume.through]
+    return resume.fold, new, len(log.records) - len(new)
+
+
+def offline_rollup(cluster: str, out: KraftOutputs, last_ts: int,
+                   start: int | None = None) -> Rollup:
     """`jobs.replay.rollup` over the fold's offline windows: the period is the whole log,
-    from its start to its latest record time."""
+    from its start (an incremental run: the previous run's latest record time) to its
+    latest record time."""
     if last_ts < 0:
         return Rollup()
-    rollups = {cluster: Rollup(last_ts)}
+    rollups = {cluster: Rollup(last_ts, period_start_us=start)}
     windows = [OfflineWindow(cluster, w.topic, w.cause_broker, w.start_ts, w.end_ts)
                for w in out.partition_windows if w.kind == "offline"]
     rollup = rollups[cluster]
-    for attr, _, key, us in window_sums(windows, {}, rollups):
+    starts = {} if start is None else {cluster: start}
+    for attr, _, key, us in window_sums(windows, starts, rollups):
         getattr(rollup, attr)[key] = round(us / 1e6, 6)
     rollup.seconds = round(sum(rollup.by_topic.values()), 6)
     return rollup

@@ -3,10 +3,12 @@ folded on the driver by `statemachine.kraft` (no streaming query: a metadata log
 hundred thousand records a day), the tables written in the ZooKeeper run's layout and
 schemas, plus `metadata_writes`. `--kafka-version` picks the KRaft profile (3.3 and later).
 
-Refused with exit 2: a release line before 3.3 (ZooKeeper only), `--checkpoint` and
-`--rebuild` (incremental KRaft replays are not supported yet: every run replays the log
-from its snapshot, and a run that looked incremental would not be), `--initial-state` (a
-KRaft replay starts from the log's snapshot).
+With `--checkpoint` a run folds only the records after those the checkpoint's last run
+folded, into its saved fold (`checkpoint`), holding the checkpoint's lease (a second run
+exits 75); `--rebuild` folds the whole log into a new state.
+
+Refused with exit 2: a release line before 3.3 (ZooKeeper only), a checkpoint built under
+another KRaft profile, `--initial-state` (a KRaft replay starts from the log's snapshot).
 """
 
 from __future__ import annotations
@@ -22,13 +24,15 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 from jobs.common.config import DEFAULTS, load_config
-from jobs.common.exitcodes import BAD_INPUT
+from jobs.common.exitcodes import BAD_INPUT, CHECKPOINT_BUSY
+from jobs.common.lease import CheckpointLease, LeaseHeld
 from jobs.common.paths import run_id_problem
 from jobs.common.tables import ensure_run_partitions, write_arrow, write_table
 from jobs.replay.changes import change_batches
 from jobs.replay.codec import rows_batch, rows_to_record_batch
 from jobs.replay.failures import nested_problem, out_problem
 from jobs.replay.incidents import incident_batches
+from jobs.replay.kraft.checkpoint import Checkpoint, ClusterState, KraftState
 from jobs.replay.kraft.fold import SKIPPED, ClusterRun, fold_cluster
 from jobs.replay.kraft.source import KraftInput, find_kraft_input, ingest_noops, read_clusters
 from jobs.replay.summary import print_rollup, summary_batches
@@ -69,10 +73,8 @@ def profile_of(version: str) -> KraftProfile:
 
 
 def refused(args: Any) -> str | None:
-    if args.checkpoint or args.rebuild:
-        return ("--checkpoint / --rebuild with a KRaft metadata log: incremental KRaft "
-                "replays are not supported yet; run without --checkpoint (a full replay "
-                "from the log's snapshot)")
+    if args.rebuild and not args.checkpoint:
+        return "--rebuild rebuilds a --checkpoint: give the checkpoint"
     if args.initial_state:
         return ("--initial-state with a KRaft metadata log: a KRaft replay starts from the "
                 "log's snapshot (*.checkpoint); ingest it with the segments")
@@ -101,7 +103,7 @@ def kraft_main(argv: list[str] | None, kraft: KraftInput,
         return error(str(exc))
     run_id = args.run_id or datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     problem = (refused(args) or run_id_problem(run_id)
-               or nested_problem(args.events, args.out, None))
+               or nested_problem(args.events, args.out, args.checkpoint))
     if problem is not None:
         return error(problem)
     log(f"events={kraft.records} (KRaft metadata log) out={args.out} run_id={run_id} "
@@ -111,7 +113,19 @@ def kraft_main(argv: list[str] | None, kraft: KraftInput,
     problem = out_problem(spark, args.out, run_id)
     if problem is not None:
         return error(problem)
-    replay_kraft(spark, kraft, args.out, run_id, profile, int(cfg["min_insync_replicas"]))
+    min_isr = int(cfg["min_insync_replicas"])
+    if args.checkpoint:
+        try:
+            with CheckpointLease(spark, args.checkpoint, run_id):
+                rc = incremental(spark, kraft, args, run_id, profile, min_isr)
+        except LeaseHeld as exc:  # the same command succeeds once it is free
+            print(f"[replay] BUSY: checkpoint {args.checkpoint}: {exc}; retry later",
+                  file=sys.stderr, flush=True)
+            return CHECKPOINT_BUSY
+        if rc is not None:
+            return rc
+    else:
+        replay_kraft(spark, kraft, args.out, run_id, profile, min_isr)
     if not args.audit:
         return 0
     from jobs.audit import options_from_config, run_audit
@@ -122,6 +136,30 @@ def kraft_main(argv: list[str] | None, kraft: KraftInput,
     result = run_audit(spark, args.out, run_id, options)
     return publish_run(spark, args.out, result, verdict_json=args.verdict_json,
                        prometheus=args.prometheus)
+
+
+def incremental(spark: SparkSession, kraft: KraftInput, args: Any, run_id: str,
+                profile: KraftProfile, min_isr: int) -> int | None:
+    """The run on the checkpoint's state; an exit code when it does not run (a run id the
+    checkpoint holds: 0, nothing written; a checkpoint of another profile: 2)."""
+    store = Checkpoint(args.checkpoint)
+    state = None if args.rebuild else store.load()
+    if state is not None and run_id in state.runs:
+        log(f"run {run_id} is in checkpoint {args.checkpoint} already: nothing to do")
+        return 0
+    if state is not None and state.profile != profile.name:
+        return error(f"--checkpoint {args.checkpoint} was built under KRaft profile "
+                     f"{state.profile}; this run's is {profile.name} (--kafka-version): "
+                     "replay into a new checkpoint, or --rebuild")
+    runs = replay_kraft(spark, kraft, args.out, run_id, profile, min_isr,
+                        {} if state is None else state.clusters)
+    saved = KraftState(profile.name, {c: r.state for c, r in runs.items()
+                                      if r.state is not None},
+                       [] if state is None else state.runs)
+    for cluster, kept in ({} if state is None else state.clusters).items():
+        saved.clusters.setdefault(cluster, kept)  # a cluster this run did not read
+    store.save(saved, run_id)
+    return None
 
 
 def session(cfg: dict[str, Any], cfg_path: Path | None, master: str | None) -> SparkSession:
@@ -138,13 +176,15 @@ def session(cfg: dict[str, Any], cfg_path: Path | None, master: str | None) -> S
 
 
 def replay_kraft(spark: SparkSession, kraft: KraftInput, out: str, run_id: str,
-                 profile: KraftProfile, default_min_isr: int) -> dict[str, ClusterRun]:
-    """Fold every cluster of the input and write the run's tables."""
+                 profile: KraftProfile, default_min_isr: int,
+                 resume: dict[str, ClusterState] | None = None) -> dict[str, ClusterRun]:
+    """Fold every cluster of the input (from its saved state, `resume`) and write the
+    run's tables."""
     started, t0 = datetime.now(UTC), time.perf_counter()
     clusters = read_clusters(kraft)
     noops = ingest_noops(kraft)
     runs = {c: fold_cluster(c, clusters[c], profile, default_min_isr, run_id,
-                            noops.get(c, 0)) for c in clusters}
+                            noops.get(c, 0), (resume or {}).get(c)) for c in clusters}
     folded = time.perf_counter()
     write_tables(spark, runs, out, run_id)
     seconds = {"replay": folded - t0, "write": time.perf_counter() - folded}

@@ -46,6 +46,7 @@ class ClusterLog:
     rows_read: int = 0
     skipped: Counter[str] = field(default_factory=Counter)
     snapshot: str | None = None  # the snapshot the replay starts from
+    from_snapshot: int = 0  # the first records of `records` are the snapshot's
 
 
 def _dataset(path: str) -> ds.Dataset | None:
@@ -140,4 +141,5 @@ def in_replay_order(rows: list[tuple[str, MetadataRecord]]) -> ClusterLog:
     log.sort(key=lambda t: (t[0], t[1]))
     out.records = [r for _, _, r in head] + [r for _, _, r in log]
     out.snapshot = None if start is None else start[0]
+    out.from_snapshot = len(head)
     return out

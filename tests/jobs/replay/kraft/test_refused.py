@@ -25,7 +25,7 @@ def events(tmp_path: Path) -> Path:
 
 
 @pytest.mark.parametrize("extra, says", [
-    (["--checkpoint", "CK"], "incremental KRaft replays are not supported yet"),
+    (["--rebuild"], "--rebuild rebuilds a --checkpoint: give the checkpoint"),
     (["--kafka-version", "3.2"], "3.2 is a ZooKeeper-only release line"),
     (["--kafka-version", "2.8.1"], "2.8.1 is a ZooKeeper-only release line"),
     (["--kafka-version", "three"], "malformed Kafka version"),
@@ -51,7 +51,7 @@ def _refused(events: Path, out: Path, capsys: pytest.CaptureFixture[str], *extra
 def test_a_checkpoint_or_a_zookeeper_release_on_a_kraft_log(
         events: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "out"
-    said = _refused(events, out, capsys, "--checkpoint", str(tmp_path / "ck"))
-    assert "incremental KRaft replays are not supported yet" in said
+    said = _refused(events, out, capsys, "--rebuild")
+    assert "rebuilds a --checkpoint: give the checkpoint" in said
     said = _refused(events, out, capsys, "--kafka-version", "3.2")
     assert "is a ZooKeeper-only release line" in said
