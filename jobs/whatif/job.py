@@ -13,7 +13,8 @@ of the grouping key (`jobs.whatif.edits`), into staging tables in the temporary 
 -> the publish stage: every replay table with a `variant` column under --out
 (`jobs.whatif.output`) -> the impact stage: `whatif_impact`, `whatif_partition_diff` and the
 printed ranking (`jobs.whatif.impact`). docs/whatif.md describes the scenario format and
-the tables.
+the tables. A KRaft metadata log goes to `jobs.whatif.kraft` (its variants folded on the
+driver, then the same publish and impact stages).
 """
 
 from __future__ import annotations
