@@ -9,21 +9,15 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 from jobs.common.tables import read_table_or_empty
-from jobs.replay.digest import CHANGES
+from jobs.replay.digest import CHANGES, named
 
 SHOWN = 3  # first rows per line (the table keeps five)
 
 
 def listed(row: dict[str, Any]) -> str:
     """`seq 701 t-0 (6 -> 5)`, `seq 857 broker 6`, `seq 2 events (32 partitions)`."""
-    named = []
-    if row["topic"] is not None:
-        named.append(row["topic"] if row["partition"] is None
-                     else f"{row['topic']}-{row['partition']}")
-    if row["broker_id"] is not None:
-        named.append(f"broker {row['broker_id']}")
     detail = f" ({row['detail']})" if row["detail"] else ""
-    return f"seq {row['seq']} {' '.join(named)}{detail}".replace("  ", " ").rstrip()
+    return f"seq {row['seq']} {named(row)}{detail}".replace("  ", " ").rstrip()
 
 
 def change_line(change: str, count: int, first: list[dict[str, Any]]) -> str:

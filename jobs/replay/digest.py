@@ -179,3 +179,15 @@ def in_order(changes: Iterable[Change]) -> list[Change]:
     """The changes with at least one row, in `CHANGES` order."""
     found = {c.change: c for c in changes if c.count}
     return [found[name] for name in CHANGES if name in found]
+
+
+def named(row: dict[str, Any]) -> str:
+    """What one listed row of `changes` names, as the audit and the report print it:
+    `t-0`, `t`, `broker 3`, `t-0 broker 3`."""
+    parts = []
+    if row["topic"] is not None:
+        parts.append(row["topic"] if row["partition"] is None
+                     else f"{row['topic']}-{row['partition']}")
+    if row["broker_id"] is not None:
+        parts.append(f"broker {row['broker_id']}")
+    return " ".join(parts)

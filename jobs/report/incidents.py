@@ -10,6 +10,7 @@ from typing import Any, NamedTuple
 
 import pyarrow.compute as pc
 
+from jobs.replay.digest import named
 from jobs.report.tables import microseconds, open_table, read
 
 INCIDENT_COLUMNS = [
@@ -77,10 +78,5 @@ def changes(tables_dir: Path, run_id: str, order: tuple[str, ...]) -> list[Chang
 
 def _listed(row: dict[str, Any]) -> dict[str, Any]:
     """A first row with what it names as one text: `t-0`, `t`, `broker 3`."""
-    named = [row["topic"]] if row["topic"] is not None else []
-    if row["partition"] is not None:
-        named = [f"{row['topic']}-{row['partition']}"]
-    if row["broker_id"] is not None:
-        named.append(f"broker {row['broker_id']}")
-    return {"seq": row["seq"], "ts": row["ts"], "what": " ".join(named),
+    return {"seq": row["seq"], "ts": row["ts"], "what": named(row),
             "detail": row["detail"] or ""}
