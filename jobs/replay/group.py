@@ -124,27 +124,42 @@ class GroupOutput:
     def finish(self, out: Outputs, group: GroupInput, late_through: int,
                new_state: BucketState) -> list[TaggedRow]:
         """The rest of the tables, the quarantine and the counts row, after the fold."""
+        return self.finish_with(out, group.quarantined, Tally(
+            group.valid.rows, group.valid.duplicates, group.quarantined_count, group.last_ts),
+            late_through, new_state)
+
+    def finish_with(self, out: Outputs, quarantined: list[Row], tally: Tally,
+                    late_through: int, new_state: BucketState) -> list[TaggedRow]:
         out.findings.extend(_late_finding(e, late_through) for e in out.late)
         self.emit(out, STATE_TABLES + EVENT_TABLES)
-        self.add("quarantine", group.quarantined)
+        self.add("quarantine", quarantined)
         states = Counter(p.state for p in out.partition_states)
         offline = sorted((p.topic, p.partition) for p in out.partition_states
                          if p.state == "OfflinePartition")[:OFFLINE_LISTED]
         counts = GroupCounts(
-            rows_read=group.valid.rows + group.quarantined_count,
+            rows_read=tally.valid + tally.quarantined,
             rows_applied=out.applied,
-            rows_duplicate=group.valid.duplicates,
-            rows_quarantined=group.quarantined_count,
+            rows_duplicate=tally.duplicates,
+            rows_quarantined=tally.quarantined,
             rows_late=len(out.late),
             findings_by_kind=json.dumps(dict(sorted(self.kinds.items()))),
             partitions_by_state=json.dumps(dict(sorted(states.items()))),
             offline_partitions=json.dumps(offline),
             watermark=new_state.watermark,
-            last_ts=group.last_ts,
+            last_ts=tally.last_ts,
         )
         self.tagged.append(
             TaggedRow(self.cluster, self.bucket, COUNTS_TAG, 0, encode_counts(counts)))
         return self.taken()
+
+
+class Tally(NamedTuple):
+    """A group's input rows as the counts row reports them."""
+
+    valid: int  # valid rows read, duplicates included
+    duplicates: int
+    quarantined: int
+    last_ts: int  # the latest event time among the valid rows (microseconds), -1: none
 
 
 @dataclass
@@ -178,9 +193,10 @@ def _late_finding(e: Event, watermark: int) -> FindingRow:
     )
 
 
-def read_group(pdfs: Iterable[pd.DataFrame], group: GroupInput, output: GroupOutput) -> None:
+def read_group(pdfs: Iterable[pd.DataFrame], group: GroupInput,
+               output: GroupOutput | None) -> None:
     """Sort the group's rows into `group`: wake rows' horizons, valid rows, quarantined rows
-    (encoded into `output` every FLUSH_ROWS rows)."""
+    (encoded into `output` every FLUSH_ROWS rows; all kept in `group` without one)."""
     for pdf in pdfs:
         for wake, payload, horizon in zip(pdf["wake"].tolist(), pdf["payload"].tolist(),
                                           pdf["horizon"].tolist(), strict=True):
@@ -197,7 +213,7 @@ def read_group(pdfs: Iterable[pd.DataFrame], group: GroupInput, output: GroupOut
                     continue
                 group.quarantined.append((*event, reason))
                 group.quarantined_count += 1
-                if len(group.quarantined) >= FLUSH_ROWS:
+                if output is not None and len(group.quarantined) >= FLUSH_ROWS:
                     output.add("quarantine", group.quarantined)
                     group.quarantined = []
 
@@ -205,13 +221,19 @@ def read_group(pdfs: Iterable[pd.DataFrame], group: GroupInput, output: GroupOut
 def account_cluster_rows(group: GroupInput, timeline: ClusterTimeline, watermark: int,
                          late_through: int) -> Folded:
     """The cluster-scope group. The driver's timeline applies these rows; here they are only
-    accounted for, and the timeline's own findings are reported once, by the run that
-    reaches them: those up to the run's horizon, the seq of its last cluster event (a
-    rejected event after the last step still has its finding). A cluster row at or below
-    what the previous runs applied is late: the driver left it out of the timeline."""
+    accounted for (`account_cluster`)."""
     rows = group.valid
     distinct = rows.in_memory() if not rows.spilled else list(rows.merged())
-    until = group.until
+    return account_cluster(distinct, group.until, timeline, watermark, late_through)
+
+
+def account_cluster(distinct: list[Row], until: int | None, timeline: ClusterTimeline,
+                    watermark: int, late_through: int) -> Folded:
+    """The cluster-scope rows, accounted for, and the timeline's own findings, reported
+    once, by the run that reaches them: those up to the run's horizon `until`, the seq of
+    its last cluster event (a rejected event after the last step still has its finding). A
+    cluster row at or below what the previous runs applied is late: the driver left it out
+    of the timeline."""
     out = Outputs()
     out.findings = [f for f in timeline.findings if (f.seq or -1) > watermark
                     and (until is None or (f.seq or -1) <= until)]
