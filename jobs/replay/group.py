@@ -28,9 +28,17 @@ from itertools import islice
 from typing import Any, NamedTuple
 
 import pandas as pd
+import pyarrow as pa
 from pyspark.sql.streaming.state import GroupState
 
-from jobs.replay.codec import GroupCounts, encode, encode_counts, file_batch
+from jobs.replay.codec import (
+    GroupCounts,
+    body_schema,
+    encode,
+    encode_counts,
+    file_batch,
+    rows_batch,
+)
 from jobs.replay.pack import unpack
 from jobs.replay.runs import GroupRows, Row
 from jobs.replay.staging import StagingArea
@@ -86,6 +94,27 @@ Folded = tuple[BucketState, Outputs]
 
 
 @dataclass
+class Encoded:
+    """Rows of one table converted at most once, whichever form the outputs need: a what-if
+    writes the rows its variants share under each variant's cluster."""
+
+    table: str
+    rows: list[Any]
+    _body: pa.RecordBatch | None = None
+    _payload: bytes | None = None
+
+    def body(self) -> pa.RecordBatch:
+        if self._body is None:
+            self._body = rows_batch(body_schema(self.table), self.rows)
+        return self._body
+
+    def payload(self) -> bytes:
+        if self._payload is None:
+            self._payload = encode(self.table, self.rows)
+        return self._payload
+
+
+@dataclass
 class GroupOutput:
     """The tagged rows of one group, handed back in parts. With a staging area the rows
     of each table are written to files as they come and the tagged row only counts them;
@@ -98,23 +127,35 @@ class GroupOutput:
     kinds: Counter[str] = field(default_factory=Counter)  # findings by kind
     chunks: Counter[str] = field(default_factory=Counter)  # files staged per table
 
-    def add(self, table: str, rows: list[Any]) -> None:
+    def add(self, table: str, rows: list[Any], encoded: Encoded | None = None) -> None:
+        """`rows` of `table`; `encoded`: the same rows converted once for several groups'
+        outputs (`Encoded`)."""
         if not rows:
             return
         payload = None
         if self.staging is None:
-            payload = encode(table, rows)
+            payload = encoded.payload() if encoded is not None else encode(table, rows)
         else:
+            body = encoded.body() if encoded is not None else None
             self.staging.write(table, self.cluster, self.bucket, self.chunks[table],
-                               file_batch(table, self.cluster, rows))
+                               file_batch(table, self.cluster, rows, body))
             self.chunks[table] += 1
         self.tagged.append(TaggedRow(self.cluster, self.bucket, table, len(rows), payload))
         if table == "findings":
             self.kinds.update(f.kind for f in rows)
 
-    def emit(self, out: Outputs, tables: tuple[tuple[str, str], ...] = EVENT_TABLES) -> None:
+    def emit(self, out: Outputs, tables: tuple[tuple[str, str], ...] = EVENT_TABLES,
+             shared: dict[str, Encoded] | None = None) -> None:
+        """The rows of `tables`; with `shared`, rows equal to other outputs' are converted
+        once for all (the first output to emit a table puts it there)."""
         for attr, table in tables:
-            self.add(table, getattr(out, attr))
+            rows = getattr(out, attr)
+            encoded = None
+            if shared is not None and rows:
+                encoded = shared.setdefault(table, Encoded(table, rows))
+                if len(encoded.rows) != len(rows):  # the same rows, or longer: its own
+                    encoded = None
+            self.add(table, rows, encoded)
 
     def taken(self) -> list[TaggedRow]:
         part = list(self.tagged)
@@ -129,9 +170,10 @@ class GroupOutput:
             late_through, new_state)
 
     def finish_with(self, out: Outputs, quarantined: list[Row], tally: Tally,
-                    late_through: int, new_state: BucketState) -> list[TaggedRow]:
+                    late_through: int, new_state: BucketState,
+                    shared: dict[str, Encoded] | None = None) -> list[TaggedRow]:
         out.findings.extend(_late_finding(e, late_through) for e in out.late)
-        self.emit(out, STATE_TABLES + EVENT_TABLES)
+        self.emit(out, STATE_TABLES + EVENT_TABLES, shared)
         self.add("quarantine", quarantined)
         states = Counter(p.state for p in out.partition_states)
         offline = sorted((p.topic, p.partition) for p in out.partition_states
@@ -182,6 +224,13 @@ class GroupInput:
     @property
     def empty(self) -> bool:
         return not self.valid.rows and not self.quarantined_count
+
+
+def emit_to(outputs: Iterable[GroupOutput], out: Outputs) -> None:
+    """The per-event rows of `out` to each of `outputs`, converted once."""
+    shared: dict[str, Encoded] = {}
+    for output in outputs:
+        output.emit(out, EVENT_TABLES, shared)
 
 
 def _late_finding(e: Event, watermark: int) -> FindingRow:

@@ -138,14 +138,14 @@ def run_with_session(spark: SparkSession, s: Settings, plans: list[VariantPlan],
     if s.baseline is not None and not path_exists(spark, f"{s.baseline}/partition_states"):
         return error(f"--baseline {s.baseline} holds no replay output (no partition_states)")
     started = time.perf_counter()
-    staging = replay_variants(spark, s.events, s.run_id, s.buckets, s.max_file_age, plans,
+    staging, counts = replay_variants(spark, s.events, s.run_id, s.buckets, s.max_file_age, plans,
                               checkpoint, log, s.rules, s.share)
     log(f"replay: {len(plans)} variant(s) in {time.perf_counter() - started:.1f}s")
     started = time.perf_counter()
     publish(spark, staging, s.out, s.run_id, s.baseline)
     log(f"publish: the tables under {s.out} in {time.perf_counter() - started:.1f}s")
     started = time.perf_counter()
-    impact_stage(spark, s.out, s.run_id, plans, facts)
+    impact_stage(spark, s.out, s.run_id, plans, facts, counts)
     log(f"impact: whatif_impact and whatif_partition_diff in "
         f"{time.perf_counter() - started:.1f}s")
     return 0

@@ -21,7 +21,7 @@ from jobs.replay.codec import rows_to_record_batch
 from jobs.replay.group import ReplayFn, make_replay_fn
 from jobs.replay.incidents import write_incidents
 from jobs.replay.keying import key_events, key_wake_rows
-from jobs.replay.ledger import RunLedger
+from jobs.replay.ledger import BatchCounts, RunLedger
 from jobs.replay.plausibility import Plausibility
 from jobs.replay.query import start_replay_query
 from jobs.replay.rollup import offline_rollup
@@ -134,8 +134,9 @@ def separate_stream(spark: SparkSession, events_dir: str, max_file_age: str, sca
 def replay_variants(spark: SparkSession, events_dir: str, run_id: str, buckets: int,
                     max_file_age: str, plans: list[VariantPlan], checkpoint: str,
                     log: Callable[[str], None], rules: Plausibility | None = None,
-                    share: bool = True) -> str:
-    """Replay every variant; returns the staging directory of the tables. The log's rows
+                    share: bool = True) -> tuple[str, BatchCounts]:
+    """Replay every variant; returns the staging directory of the tables and the counts
+    per composite cluster. The log's rows
     are judged by the replay's plausibility `rules`, so the baseline is the replay's. With
     `share`, the variants of a cluster fold in its groups, sharing what they have in common
     (`jobs.whatif.sharing`); without, each is a cluster of its own."""
@@ -163,4 +164,4 @@ def replay_variants(spark: SparkSession, events_dir: str, run_id: str, buckets: 
     summary = summary_batches(counts, rollups, len(ledger.records), run_id, buckets,
                               started_at, datetime.now(UTC), {})
     write_arrow(spark, summary, staging, "run_summary", run_id)
-    return staging
+    return staging, counts

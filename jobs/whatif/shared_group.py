@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import pickle
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 import pandas as pd
@@ -27,18 +27,20 @@ from pyspark.sql.streaming.state import GroupState
 from jobs.replay.group import (
     SPILL_ROWS,
     TAGGED_COLUMNS,
+    Encoded,
     GroupInput,
     GroupOutput,
     ReplayFn,
     TaggedRow,
     Tally,
     account_cluster,
+    emit_to,
     read_group,
 )
 from jobs.replay.runs import GroupRows, Row
 from jobs.replay.staging import StagingArea
 from jobs.whatif.sharing import Forked, Rows, VariantInput, fold_from, fold_shared
-from schemas.state import CLUSTER_BUCKET
+from schemas.state import CLUSTER_BUCKET, SHARED_PREFIX_TAG, SHARED_WHOLE_TAG
 from statemachine.context import Outputs
 from statemachine.events import Event
 from statemachine.model import BucketState
@@ -85,6 +87,10 @@ def replay_shared(bucket: int, pdfs: Iterable[pd.DataFrame], state: GroupState,
                 and not any(injected.values()):
             return  # every bucket is woken; this one holds no topic of any variant
         rows = group.valid.replayable()
+
+        def emit(names: Sequence[str], out: Outputs) -> None:
+            emit_to((outputs[name] for name in names), out)
+
         tallies = {v.composite: _tally(v, rows, group, injected[v.composite])
                    for v in variants}
         if bucket == CLUSTER_BUCKET:
@@ -92,22 +98,26 @@ def replay_shared(bucket: int, pdfs: Iterable[pd.DataFrame], state: GroupState,
                                             saved.get(v.composite)) for v in variants}
         elif saved:
             forked = {v.composite: fold_from(v, saved.get(v.composite), 0, rows,
-                                             injected[v.composite], -1,
-                                             outputs[v.composite].emit) for v in variants}
+                                             injected[v.composite], -1, emit)
+                      for v in variants}
         else:
-            forked = fold_shared(rows, variants, bucket, buckets,
-                                 {name: o.emit for name, o in outputs.items()})
+            forked = fold_shared(rows, variants, bucket, buckets, emit)
     finally:
         group.valid.close()
     state.update((STATE_MARK + pickle.dumps(
         {name: f.state.to_bytes() for name, f in forked.items()}, 5),))
+    shared: dict[int, dict[str, Encoded]] = {}  # id of a shared fold's outputs -> its rows
     for v in variants:
         f = forked[v.composite]
         before = saved.get(v.composite)
         late_through = before.watermark if before is not None else -1
+        if f.shared or f.whole:
+            outputs[v.composite].tagged.append(TaggedRow(
+                v.composite, bucket, SHARED_WHOLE_TAG if f.whole else SHARED_PREFIX_TAG,
+                f.shared, None))
         yield outputs[v.composite].finish_with(
             _copy(f.out), _quarantined(v, group.quarantined), tallies[v.composite],
-            late_through, f.state)
+            late_through, f.state, shared.setdefault(id(f.out), {}))
 
 
 def _copy(out: Outputs) -> Outputs:

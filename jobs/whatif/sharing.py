@@ -19,7 +19,7 @@ from __future__ import annotations
 import dataclasses
 import heapq
 from bisect import bisect_left
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -35,7 +35,7 @@ from statemachine.replay import Fold, apply_order, bucket_of
 
 Row = tuple[Any, ...]  # the fields of `statemachine.events.Event`, in order
 Rows = Callable[[], Iterator[Row]]  # the group's distinct log rows in fold order, each call
-Emit = Callable[[Outputs], None]
+Emit = Callable[[Sequence[str], Outputs], None]  # rows to the outputs of these variants
 FLUSH_ROWS = 200_000
 FEED_ROWS = 20_000  # events fed to a fold at a time
 _SEQ = Event._fields.index("seq")
@@ -140,13 +140,15 @@ class Forked:
 
     state: BucketState
     out: Outputs
+    shared: int = 0  # events it took from the reference's fold instead of folding them
+    whole: bool = False  # it took the whole group: nothing of it was folded again
 
 
 def fold_shared(rows: Rows, variants: list[VariantInput], bucket: int, buckets: int,
-                emitters: dict[str, Emit]) -> dict[str, Forked]:
+                emit: Emit) -> dict[str, Forked]:
     """Fold the group for every variant, the first being the reference. Each variant's
-    per-event rows go to its emitter as they come; its state tables and the rest are in
-    its `Forked.out`."""
+    per-event rows go to `emit` as they come (those of the shared fold once for all the
+    variants that share them); its state tables and the rest are in its `Forked.out`."""
     ref, others = variants[0], variants[1:]
     injected = {v.composite: v.injected_in(bucket, buckets) for v in variants}
     cuts = {v.composite: divergence(rows, ref, v, injected[ref.composite],
@@ -157,8 +159,7 @@ def fold_shared(rows: Rows, variants: list[VariantInput], bucket: int, buckets: 
     leaving = sorted({c for c in cuts.values() if c is not None and c >= 0})
 
     def fan_out(out: Outputs) -> None:
-        for name in attached:
-            emitters[name](out)
+        emit(attached, out)
 
     fold = Fold(None, ref.timeline, ref.config, flush=fan_out, flush_rows=FLUSH_ROWS,
                 until=ref.horizon)
@@ -172,14 +173,15 @@ def fold_shared(rows: Rows, variants: list[VariantInput], bucket: int, buckets: 
 
     _feed_with_cuts(fold, ref.events(rows(), injected[ref.composite]), leaving, leave)
     state, out = fold.finish()
-    forked = {name: Forked(state, out) for name in attached}
+    forked = {name: Forked(state, out) if name == ref.composite
+              else Forked(state, out, out.applied, whole=True) for name in attached}
     for v in others:
         cut = cuts[v.composite]
         if cut is None:
             continue
         start, applied = starts.get(cut, (None, 0)) if cut >= 0 else (None, 0)
         forked[v.composite] = fold_from(v, start, applied, rows, injected[v.composite],
-                                         cut, emitters[v.composite])
+                                         cut, emit)
     return forked
 
 
@@ -208,8 +210,8 @@ def _feed_with_cuts(fold: Fold, events: Iterator[Event], cuts: list[int],
 
 def fold_from(v: VariantInput, start: BucketState | None, applied: int, rows: Rows,
                injected: list[Event], cut: int, emit: Emit) -> Forked:
-    fold = Fold(start, v.timeline, v.config, flush=emit, flush_rows=FLUSH_ROWS,
-                until=v.horizon)
+    fold = Fold(start, v.timeline, v.config, flush=lambda out: emit([v.composite], out),
+                flush_rows=FLUSH_ROWS, until=v.horizon)
     piece: list[Event] = []
     for e in v.events(rows(), injected):
         if e.seq < cut:
@@ -221,4 +223,4 @@ def fold_from(v: VariantInput, start: BucketState | None, applied: int, rows: Ro
     fold.feed(piece)
     state, out = fold.finish()
     out.applied += applied
-    return Forked(state, out)
+    return Forked(state, out, applied)

@@ -28,6 +28,7 @@ from tests.helpers.event_log import ARROW_EVENT_SCHEMA
 
 pytestmark = pytest.mark.slow
 CLOCKS = ("started_at", "finished_at", "stage_seconds")  # run_summary's, not the replay's
+SHARING = ("buckets_replayed", "events_shared")  # whatif_impact's: what each run replayed
 
 
 @pytest.fixture(scope="module")
@@ -67,6 +68,7 @@ def test_every_table_of_every_variant_is_the_same(spark: Any, outs: dict[str, Pa
     def read(name: str) -> Any:
         df = spark.read.parquet(str(outs[name] / table)).drop("run_id")
         df = df.drop(*CLOCKS) if table == "run_summary" else df
+        df = df.drop(*SHARING) if table == "whatif_impact" else df
         # Maps cannot be sorted on: compared as their sorted entries.
         return df.select(*[F.array_sort(F.map_entries(f.name)).alias(f.name)
                            if isinstance(f.dataType, T.MapType) else F.col(f.name)
@@ -79,6 +81,22 @@ def test_every_table_of_every_variant_is_the_same(spark: Any, outs: dict[str, Pa
         variants = {r["variant"] for r in shared.select("variant").distinct().collect()}
         assert {"baseline", "nothing", "late-drop", "shutdown-1"} <= variants
         assert sum(v.startswith("fail-broker-") for v in variants) >= 3
+
+
+def test_each_variant_says_what_it_replayed(spark: Any, outs: dict[str, Path]) -> None:
+    def replayed(name: str) -> dict[str, tuple[int, int]]:
+        rows = spark.read.parquet(str(outs[name] / "whatif_impact")).collect()
+        return {r["variant"]: (r["buckets_replayed"], r["events_shared"]) for r in rows}
+
+    shared, alone = replayed("shared"), replayed("alone")
+    assert set(alone.values()) == {(4, 0)}  # 4 buckets, each folded whole by each variant
+    assert shared["baseline"] == (4, 0)
+    assert shared["nothing"][0] == 0  # every group taken whole from the baseline's fold
+    assert shared["nothing"][1] == max(e for _, e in shared.values())
+    failures = [v for k, v in shared.items() if k.startswith("fail-broker-")]
+    # A failure at the midpoint leaves the baseline there: about half the events shared.
+    assert all(b == 4 and 0.3 < e / shared["nothing"][1] < 0.7 for b, e in failures)
+    assert shared["late-drop"][1] > 0.9 * shared["nothing"][1]
 
 
 def test_the_variant_that_changes_nothing_is_flagged(spark: Any,

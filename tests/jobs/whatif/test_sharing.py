@@ -4,6 +4,7 @@ variant's events replayed on their own, list for list and in order, in every gro
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -25,7 +26,6 @@ from jobs.whatif.sharing import (
 )
 from statemachine.cluster import build_timeline
 from statemachine.context import Outputs, ReplayConfig
-from statemachine.events import Event
 from statemachine.replay import replay
 
 BUCKETS = 4
@@ -71,27 +71,29 @@ def inputs(log: Path, scenario: dict[str, Any]) -> tuple[list[VariantInput], Any
     return variants, groups
 
 
-def collect(into: dict[str, list[Any]]) -> Any:
-    def emit(out: Outputs) -> None:
-        for table in EVENT_TABLES:
-            into.setdefault(table, []).extend(getattr(out, table))
-    return emit
+def collect(into: dict[str, list[Any]], out: Outputs) -> None:
+    for table in EVENT_TABLES:
+        into.setdefault(table, []).extend(getattr(out, table))
 
 
 def shared_equals_alone(variants: list[VariantInput], groups: Any) -> dict[str, int | None]:
     """Asserts the equality in every bucket; returns each variant's cut in one bucket."""
     cuts: dict[str, int | None] = {}
-    for (cluster, bucket), events in sorted(groups.buckets.items()):
+    for (_, bucket), events in sorted(groups.buckets.items()):
         rows = fold_order({tuple(e) for e in events})
         got: dict[str, dict[str, list[Any]]] = {v.composite: {} for v in variants}
-        forked = fold_shared(lambda rows=rows: iter(rows), variants, bucket, BUCKETS,
-                             {v.composite: collect(got[v.composite]) for v in variants})
+        def emit(names: Sequence[str], out: Outputs,
+                 got: dict[str, dict[str, list[Any]]] = got) -> None:
+            for name in names:
+                collect(got[name], out)
+
+        forked = fold_shared(lambda rows=rows: iter(rows), variants, bucket, BUCKETS, emit)
         for v in variants:
             injected = v.injected_in(bucket, BUCKETS)
             alone_state, alone = replay(None, list(v.events(rows, injected)), v.timeline,
                                         v.config, until=v.horizon)
             mine = got[v.composite]
-            collect(mine)(forked[v.composite].out)
+            collect(mine, forked[v.composite].out)
             for table in TABLES[:2]:
                 mine[table] = list(getattr(forked[v.composite].out, table))
             for table in TABLES:
