@@ -107,6 +107,17 @@ def _config_difference(ref: VariantInput, v: VariantInput) -> frozenset[int] | N
     return frozenset(ref.config.held_dead) ^ frozenset(v.config.held_dead)
 
 
+def _reads_held(timeline: ClusterTimeline, e: Event, held: frozenset[int]) -> bool:
+    """Whether `e` is an ISR change naming a broker held dead by one variant only while
+    that broker is dead (`statemachine.flows`: only then does holding it dead change how
+    the change is read). Below the variant's cut both share this timeline."""
+    if e.event_type != ET.ISR_CHANGED or not held.intersection(e.isr or ()):
+        return False
+    state = timeline.state_at(e.seq)
+    return any(b in held and b not in state.live and b not in state.shutting_down
+               for b in e.isr or ())
+
+
 def _min(a: int | None, b: int | None) -> int | None:
     return b if a is None else a if b is None else min(a, b)
 
@@ -127,8 +138,7 @@ def divergence(rows: Rows, ref: VariantInput, v: VariantInput, ref_injected: lis
         a, b = ref.edit(row), v.edit(row)
         if a != b:
             return _min(cut, min(e.seq for e in (a, b) if e is not None))
-        if held and a is not None and a.event_type == ET.ISR_CHANGED \
-                and held.intersection(a.isr or ()):
+        if held and a is not None and _reads_held(ref.timeline, a, held):
             return _min(cut, a.seq)
     return cut
 
@@ -166,9 +176,12 @@ def fold_shared(rows: Rows, variants: list[VariantInput], bucket: int, buckets: 
     starts: dict[int, tuple[BucketState, int]] = {}  # cut -> (state, events applied)
 
     def leave(cut: int) -> None:
+        """The variants cut here take the rows not yet flushed; the others get them with
+        the next flush (one file per leaving variant, not one per variant still shared:
+        a thousand cuts would otherwise write a million files)."""
         starts[cut] = (fold.cut(cut), fold.out.applied)
-        fan_out(fold.out)
-        fold.out.clear_event_rows()
+        leaving = [a for a in attached if cuts.get(a) == cut]
+        emit(leaving, fold.out)
         attached[:] = [a for a in attached if cuts.get(a) != cut]
 
     _feed_with_cuts(fold, ref.events(rows(), injected[ref.composite]), leaving, leave)
