@@ -23,6 +23,12 @@ from schemas.events import EVENT_SCHEMA
 CLUSTER_BUCKET = -1  # bucket of the cluster-scope rows and of rows without a topic
 WAKE_EVENT_TYPE = "__wake__"  # never a valid event type; wake rows carry only the key
 COUNTS_TAG = "_counts"
+# A what-if variant's rows of a group that came from the reference's fold
+# (`jobs.whatif.sharing`): `rows` holds the events it took from there instead of folding
+# them again; SHARED_WHOLE_TAG when it took the whole group (it replayed nothing of it).
+SHARED_PREFIX_TAG = "_shared_prefix"
+SHARED_WHOLE_TAG = "_shared_whole"
+SHARED_TAGS = (SHARED_PREFIX_TAG, SHARED_WHOLE_TAG)
 OFFLINE_LISTED = 10
 
 STATE_SCHEMA = T.StructType([T.StructField("bucket_state", T.BinaryType(), False)])

@@ -62,6 +62,8 @@ WHATIF_IMPACT = T.StructType([
     _f("events_injected", T.LongType()),
     _f("events_edited", T.LongType()),
     _f("partitions_edited", T.LongType()),
+    _f("buckets_replayed", T.LongType()),
+    _f("events_shared", T.LongType()),
     _f("events_no_longer_applying", T.LongType()),
     _f("no_edit", T.BooleanType()),
     _f("same_as_baseline", T.BooleanType()),

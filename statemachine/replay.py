@@ -194,6 +194,23 @@ class Fold:
         finally:
             self.step, self.last_key = i, last_key
 
+    def cut(self, seq: int) -> BucketState:
+        """The state just before `seq`, for a fold that diverges from this one there (a
+        what-if variant): the cluster steps below `seq` applied, frozen with the highest
+        seq applied as its watermark (as `finish` does), so that a `Fold` started from it
+        applies everything from `seq` on, as a replay resumed from a checkpoint does. The
+        caller has fed no event at or after `seq`; this fold goes on unchanged."""
+        with gc_paused():
+            steps = self.steps
+            i, n = self.step, len(steps)
+            while i < n and steps[i].seq < seq:
+                apply_cluster_step(self.ctx, steps[i])
+                self._flushed()
+                i += 1
+            self.step = i
+            last = max(self.last_seq, steps[i - 1].seq if i else -1, self.watermark)
+            return BucketState.freeze(last, self.ctx.topics)
+
     def finish(self) -> tuple[BucketState, Outputs]:
         with gc_paused():
             steps, until = self.steps, self.until

@@ -68,10 +68,13 @@ def encode(table: str, rows: Sequence[Sequence[Any]]) -> bytes:
     return _encode(body_schema(table), rows)
 
 
-def file_batch(table: str, cluster: str, rows: Sequence[Sequence[Any]]) -> pa.RecordBatch:
+def file_batch(table: str, cluster: str, rows: Sequence[Sequence[Any]],
+               body: pa.RecordBatch | None = None) -> pa.RecordBatch:
     """A group's row tuples of `table` as the table's files hold them: the cluster, then
-    the body columns (`run_id` is the partition directory)."""
-    body = rows_batch(body_schema(table), rows)
+    the body columns (`run_id` is the partition directory). `body`: the rows already
+    converted (`rows_batch`), as for rows several clusters share."""
+    if body is None:
+        body = rows_batch(body_schema(table), rows)
     return body.add_column(0, table_schema(table)[0],
                            pa.repeat(cluster, len(rows)).cast(pa.string()))
 

@@ -28,9 +28,17 @@ from itertools import islice
 from typing import Any, NamedTuple
 
 import pandas as pd
+import pyarrow as pa
 from pyspark.sql.streaming.state import GroupState
 
-from jobs.replay.codec import GroupCounts, encode, encode_counts, file_batch
+from jobs.replay.codec import (
+    GroupCounts,
+    body_schema,
+    encode,
+    encode_counts,
+    file_batch,
+    rows_batch,
+)
 from jobs.replay.pack import unpack
 from jobs.replay.runs import GroupRows, Row
 from jobs.replay.staging import StagingArea
@@ -86,6 +94,27 @@ Folded = tuple[BucketState, Outputs]
 
 
 @dataclass
+class Encoded:
+    """Rows of one table converted at most once, whichever form the outputs need: a what-if
+    writes the rows its variants share under each variant's cluster."""
+
+    table: str
+    rows: list[Any]
+    _body: pa.RecordBatch | None = None
+    _payload: bytes | None = None
+
+    def body(self) -> pa.RecordBatch:
+        if self._body is None:
+            self._body = rows_batch(body_schema(self.table), self.rows)
+        return self._body
+
+    def payload(self) -> bytes:
+        if self._payload is None:
+            self._payload = encode(self.table, self.rows)
+        return self._payload
+
+
+@dataclass
 class GroupOutput:
     """The tagged rows of one group, handed back in parts. With a staging area the rows
     of each table are written to files as they come and the tagged row only counts them;
@@ -98,23 +127,35 @@ class GroupOutput:
     kinds: Counter[str] = field(default_factory=Counter)  # findings by kind
     chunks: Counter[str] = field(default_factory=Counter)  # files staged per table
 
-    def add(self, table: str, rows: list[Any]) -> None:
+    def add(self, table: str, rows: list[Any], encoded: Encoded | None = None) -> None:
+        """`rows` of `table`; `encoded`: the same rows converted once for several groups'
+        outputs (`Encoded`)."""
         if not rows:
             return
         payload = None
         if self.staging is None:
-            payload = encode(table, rows)
+            payload = encoded.payload() if encoded is not None else encode(table, rows)
         else:
+            body = encoded.body() if encoded is not None else None
             self.staging.write(table, self.cluster, self.bucket, self.chunks[table],
-                               file_batch(table, self.cluster, rows))
+                               file_batch(table, self.cluster, rows, body))
             self.chunks[table] += 1
         self.tagged.append(TaggedRow(self.cluster, self.bucket, table, len(rows), payload))
         if table == "findings":
             self.kinds.update(f.kind for f in rows)
 
-    def emit(self, out: Outputs, tables: tuple[tuple[str, str], ...] = EVENT_TABLES) -> None:
+    def emit(self, out: Outputs, tables: tuple[tuple[str, str], ...] = EVENT_TABLES,
+             shared: dict[str, Encoded] | None = None) -> None:
+        """The rows of `tables`; with `shared`, rows equal to other outputs' are converted
+        once for all (the first output to emit a table puts it there)."""
         for attr, table in tables:
-            self.add(table, getattr(out, attr))
+            rows = getattr(out, attr)
+            encoded = None
+            if shared is not None and rows:
+                encoded = shared.setdefault(table, Encoded(table, rows))
+                if len(encoded.rows) != len(rows):  # the same rows, or longer: its own
+                    encoded = None
+            self.add(table, rows, encoded)
 
     def taken(self) -> list[TaggedRow]:
         part = list(self.tagged)
@@ -124,27 +165,43 @@ class GroupOutput:
     def finish(self, out: Outputs, group: GroupInput, late_through: int,
                new_state: BucketState) -> list[TaggedRow]:
         """The rest of the tables, the quarantine and the counts row, after the fold."""
+        return self.finish_with(out, group.quarantined, Tally(
+            group.valid.rows, group.valid.duplicates, group.quarantined_count, group.last_ts),
+            late_through, new_state)
+
+    def finish_with(self, out: Outputs, quarantined: list[Row], tally: Tally,
+                    late_through: int, new_state: BucketState,
+                    shared: dict[str, Encoded] | None = None) -> list[TaggedRow]:
         out.findings.extend(_late_finding(e, late_through) for e in out.late)
-        self.emit(out, STATE_TABLES + EVENT_TABLES)
-        self.add("quarantine", group.quarantined)
+        self.emit(out, STATE_TABLES + EVENT_TABLES, shared)
+        self.add("quarantine", quarantined)
         states = Counter(p.state for p in out.partition_states)
         offline = sorted((p.topic, p.partition) for p in out.partition_states
                          if p.state == "OfflinePartition")[:OFFLINE_LISTED]
         counts = GroupCounts(
-            rows_read=group.valid.rows + group.quarantined_count,
+            rows_read=tally.valid + tally.quarantined,
             rows_applied=out.applied,
-            rows_duplicate=group.valid.duplicates,
-            rows_quarantined=group.quarantined_count,
+            rows_duplicate=tally.duplicates,
+            rows_quarantined=tally.quarantined,
             rows_late=len(out.late),
             findings_by_kind=json.dumps(dict(sorted(self.kinds.items()))),
             partitions_by_state=json.dumps(dict(sorted(states.items()))),
             offline_partitions=json.dumps(offline),
             watermark=new_state.watermark,
-            last_ts=group.last_ts,
+            last_ts=tally.last_ts,
         )
         self.tagged.append(
             TaggedRow(self.cluster, self.bucket, COUNTS_TAG, 0, encode_counts(counts)))
         return self.taken()
+
+
+class Tally(NamedTuple):
+    """A group's input rows as the counts row reports them."""
+
+    valid: int  # valid rows read, duplicates included
+    duplicates: int
+    quarantined: int
+    last_ts: int  # the latest event time among the valid rows (microseconds), -1: none
 
 
 @dataclass
@@ -169,6 +226,13 @@ class GroupInput:
         return not self.valid.rows and not self.quarantined_count
 
 
+def emit_to(outputs: Iterable[GroupOutput], out: Outputs) -> None:
+    """The per-event rows of `out` to each of `outputs`, converted once."""
+    shared: dict[str, Encoded] = {}
+    for output in outputs:
+        output.emit(out, EVENT_TABLES, shared)
+
+
 def _late_finding(e: Event, watermark: int) -> FindingRow:
     return FindingRow(
         e.seq, e.ts, e.topic, e.partition, e.broker_id, "late_event",
@@ -178,9 +242,10 @@ def _late_finding(e: Event, watermark: int) -> FindingRow:
     )
 
 
-def read_group(pdfs: Iterable[pd.DataFrame], group: GroupInput, output: GroupOutput) -> None:
+def read_group(pdfs: Iterable[pd.DataFrame], group: GroupInput,
+               output: GroupOutput | None) -> None:
     """Sort the group's rows into `group`: wake rows' horizons, valid rows, quarantined rows
-    (encoded into `output` every FLUSH_ROWS rows)."""
+    (encoded into `output` every FLUSH_ROWS rows; all kept in `group` without one)."""
     for pdf in pdfs:
         for wake, payload, horizon in zip(pdf["wake"].tolist(), pdf["payload"].tolist(),
                                           pdf["horizon"].tolist(), strict=True):
@@ -197,7 +262,7 @@ def read_group(pdfs: Iterable[pd.DataFrame], group: GroupInput, output: GroupOut
                     continue
                 group.quarantined.append((*event, reason))
                 group.quarantined_count += 1
-                if len(group.quarantined) >= FLUSH_ROWS:
+                if output is not None and len(group.quarantined) >= FLUSH_ROWS:
                     output.add("quarantine", group.quarantined)
                     group.quarantined = []
 
@@ -205,13 +270,19 @@ def read_group(pdfs: Iterable[pd.DataFrame], group: GroupInput, output: GroupOut
 def account_cluster_rows(group: GroupInput, timeline: ClusterTimeline, watermark: int,
                          late_through: int) -> Folded:
     """The cluster-scope group. The driver's timeline applies these rows; here they are only
-    accounted for, and the timeline's own findings are reported once, by the run that
-    reaches them: those up to the run's horizon, the seq of its last cluster event (a
-    rejected event after the last step still has its finding). A cluster row at or below
-    what the previous runs applied is late: the driver left it out of the timeline."""
+    accounted for (`account_cluster`)."""
     rows = group.valid
     distinct = rows.in_memory() if not rows.spilled else list(rows.merged())
-    until = group.until
+    return account_cluster(distinct, group.until, timeline, watermark, late_through)
+
+
+def account_cluster(distinct: list[Row], until: int | None, timeline: ClusterTimeline,
+                    watermark: int, late_through: int) -> Folded:
+    """The cluster-scope rows, accounted for, and the timeline's own findings, reported
+    once, by the run that reaches them: those up to the run's horizon `until`, the seq of
+    its last cluster event (a rejected event after the last step still has its finding). A
+    cluster row at or below what the previous runs applied is late: the driver left it out
+    of the timeline."""
     out = Outputs()
     out.findings = [f for f in timeline.findings if (f.seq or -1) > watermark
                     and (until is None or (f.seq or -1) <= until)]

@@ -10,7 +10,7 @@ rows and the `unclean_leader_election` findings are read (`jobs.replay.driver_re
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 import pyarrow as pa
 from pyspark.sql import SparkSession
@@ -28,14 +28,23 @@ WINDOW_COLUMNS = list(PartitionWindowRow._fields)
 Read = tuple[str, str, PartitionWindowRow]
 
 
-def _where(cluster: str | None, **values: list[str]) -> dict[str, list[str]]:
-    """A read's filter, of one cluster's rows when given (None: every cluster)."""
-    return values if cluster is None else {**values, "cluster": [cluster]}
+Clusters = str | Sequence[str] | None  # one cluster, some, or None: every cluster
+# The what-if's clusters are its variants: their windows are read this many at a time, so
+# that the driver holds a bounded part of them and the files are scanned once per part, not
+# once per variant (a thousand variants, a thousand scans of every file).
+CLUSTERS_PER_READ = 64
+
+
+def _where(cluster: Clusters, **values: list[str]) -> dict[str, list[str]]:
+    """A read's filter, of the given clusters' rows (None: every cluster)."""
+    if cluster is None:
+        return values
+    return {**values, "cluster": [cluster] if isinstance(cluster, str) else list(cluster)}
 
 
 def read_windows(spark: SparkSession, out_dir: str, runs: Iterable[str],
-                 cluster: str | None = None) -> list[Read]:
-    """The incident windows of `runs` (of one cluster, when given)."""
+                 cluster: Clusters = None) -> list[Read]:
+    """The incident windows of `runs` (of the given clusters)."""
     where = _where(cluster, kind=sorted(INCIDENT_KINDS))
     return [(c, run, PartitionWindowRow(*w))
             for run in runs
@@ -44,8 +53,8 @@ def read_windows(spark: SparkSession, out_dir: str, runs: Iterable[str],
 
 
 def read_elections(spark: SparkSession, out_dir: str, runs: Iterable[str],
-                   cluster: str | None = None) -> list[tuple[str, Election]]:
-    """The unclean leader elections of `runs` (of one cluster, when given), by cluster."""
+                   cluster: Clusters = None) -> list[tuple[str, Election]]:
+    """The unclean leader elections of `runs` (of the given clusters), by cluster."""
     columns = ["cluster", "seq", "topic", "partition"]
     found: list[tuple[str, Election]] = []
     for run in runs:
@@ -61,11 +70,16 @@ def run_incidents(reads: list[Read], elections: list[tuple[str, Election]], run_
     """Per cluster the run has a period for (`as_of`: its latest event time), the
     incidents it lists (`statemachine.incidents.of_run`)."""
     out: dict[str, list[IncidentRow]] = {}
+    windows: dict[str, list[tuple[str, PartitionWindowRow]]] = {}
+    for c, r, w in reads:
+        windows.setdefault(c, []).append((r, w))
+    unclean: dict[str, list[Election]] = {}
+    for c, e in elections:
+        unclean.setdefault(c, []).append(e)
     for cluster in sorted(as_of):
-        mine = [w for c, _, w in reads if c == cluster]
-        written = [w for c, r, w in reads if c == cluster and r == run_id]
-        found = of_run(mine, written, [e for c, e in elections if c == cluster],
-                       as_of[cluster])
+        mine = windows.get(cluster, [])
+        found = of_run([w for _, w in mine], [w for r, w in mine if r == run_id],
+                       unclean.get(cluster, []), as_of[cluster])
         if found:
             out[cluster] = found
     return out
@@ -82,17 +96,20 @@ def incident_batches(found: dict[str, list[IncidentRow]], run_id: str) -> list[p
 def write_incidents(spark: SparkSession, out_dir: str, run_id: str, runs: Iterable[str],
                     as_of: dict[str, int | None], per_cluster: bool = False) -> int:
     """Write the run's `incidents` (rolled up over the windows of `runs`, which include
-    this one); the number of rows. `per_cluster` reads the windows one cluster at a time,
-    so the driver holds one cluster's windows at once (the what-if's clusters are its
-    variants: all of them at once would grow with the number of variants)."""
+    this one); the number of rows. `per_cluster` reads the windows CLUSTERS_PER_READ
+    clusters at a time, so the driver holds only their windows at once (the what-if's
+    clusters are its variants: all of them at once would grow with the number of
+    variants)."""
     every = sorted({*runs, run_id})
     if not per_cluster:
         found = run_incidents(read_windows(spark, out_dir, every),
                               read_elections(spark, out_dir, every), run_id, as_of)
     else:
         found = {}
-        for cluster in sorted(as_of):
-            found.update(run_incidents(read_windows(spark, out_dir, every, cluster),
-                                       read_elections(spark, out_dir, every, cluster),
-                                       run_id, {cluster: as_of[cluster]}))
+        clusters = sorted(as_of)
+        for start in range(0, len(clusters), CLUSTERS_PER_READ):
+            part = clusters[start:start + CLUSTERS_PER_READ]
+            found.update(run_incidents(read_windows(spark, out_dir, every, part),
+                                       read_elections(spark, out_dir, every, part),
+                                       run_id, {c: as_of[c] for c in part}))
     return write_arrow(spark, incident_batches(found, run_id), out_dir, "incidents", run_id)

@@ -52,6 +52,10 @@ class ClusterCounts:
     # The latest event time (microseconds) the cluster's rows carried, -1 for none: where
     # the run's period ends (jobs/replay/rollup.py).
     last_ts: int = -1
+    # A what-if variant's groups taken whole from the reference's fold, and the events it
+    # took from there instead of folding them (`jobs.whatif.sharing`).
+    groups_shared: int = 0
+    events_shared: int = 0
 
     SUMS = ("rows_read", "rows_applied", "rows_duplicate", "rows_quarantined", "rows_late")
 
@@ -80,6 +84,8 @@ class ClusterCounts:
         self.buckets.update(later.buckets)
         self.applied_through = max(self.applied_through, later.applied_through)
         self.last_ts = max(self.last_ts, later.last_ts)
+        self.groups_shared += later.groups_shared
+        self.events_shared += later.events_shared
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -89,6 +95,8 @@ class ClusterCounts:
             "buckets": {str(b): [s, off] for b, (s, off) in sorted(self.buckets.items())},
             "applied_through": self.applied_through,
             "last_ts": self.last_ts,
+            "groups_shared": self.groups_shared,
+            "events_shared": self.events_shared,
         }
 
     @classmethod
@@ -101,6 +109,8 @@ class ClusterCounts:
                      for b, (s, off) in data["buckets"].items()},
             applied_through=int(data["applied_through"]),
             last_ts=int(data.get("last_ts", -1)),
+            groups_shared=int(data.get("groups_shared", 0)),
+            events_shared=int(data.get("events_shared", 0)),
         )
 
 

@@ -22,7 +22,8 @@ import heapq
 import os
 import pickle
 import tempfile
-from collections.abc import Iterable, Iterator
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
 from itertools import groupby
 from operator import itemgetter
 from typing import IO, Any
@@ -105,6 +106,9 @@ class GroupRows:
         self.runs: list[IO[bytes]] = []
         self.rows = 0  # rows added
         self.distinct = 0  # distinct rows delivered so far
+        # row -> its copies beyond the first (known once all rows are delivered): what a
+        # what-if variant that drops the row no longer counts as duplicates
+        self.repeated: Counter[Row] = Counter()
 
     @property
     def spilled(self) -> bool:
@@ -121,8 +125,14 @@ class GroupRows:
         if len(self.buffer) >= self.spill_rows:
             self._spill()
 
+    def _note_repeats(self, rows: list[Row], distinct: int) -> None:
+        if distinct < len(rows):
+            self.repeated.update({r: n - 1 for r, n in Counter(rows).items() if n > 1})
+
     def _spill(self) -> None:
-        run = fold_order(set(self.buffer))
+        distinct = set(self.buffer)
+        self._note_repeats(self.buffer, len(distinct))
+        run = fold_order(distinct)
         self.buffer = []
         f = tempfile.TemporaryFile(prefix="replay-run-", dir=_spill_dir())  # noqa: SIM115
         for start in range(0, len(run), BLOCK_ROWS):
@@ -132,7 +142,9 @@ class GroupRows:
     def in_memory(self) -> list[Row]:
         """All the distinct rows, in `total_order` (only when nothing was spilled)."""
         assert not self.runs
-        rows = total_order(set(self.buffer))
+        distinct = set(self.buffer)
+        self._note_repeats(self.buffer, len(distinct))
+        rows = total_order(distinct)
         self.distinct = len(rows)
         return rows
 
@@ -148,9 +160,35 @@ class GroupRows:
         for _, tied in groupby(heapq.merge(*keyed, key=_FIRST), key=_FIRST):
             group = [e for _, e in tied]
             if len(group) > 1:
-                group = sorted(set(group), key=full_key)
+                distinct = set(group)
+                self._note_repeats(group, len(distinct))
+                group = sorted(distinct, key=full_key)
             self.distinct += len(group)
             yield from group
+
+    def replayable(self) -> Callable[[], Iterator[Row]]:
+        """The distinct rows in fold order, as often as asked: a group in memory as one
+        sorted list; a spilled group merged once into one more run file, read again each
+        time (a what-if folds the same rows once per variant)."""
+        if not self.runs:
+            distinct = set(self.buffer)
+            self._note_repeats(self.buffer, len(distinct))
+            self.buffer = []
+            rows = fold_order(distinct)
+            self.distinct = len(rows)
+            return lambda: iter(rows)
+        f = tempfile.TemporaryFile(prefix="replay-merged-", dir=_spill_dir())  # noqa: SIM115
+        block: list[Row] = []
+        for row in self.merged():
+            block.append(row)
+            if len(block) >= BLOCK_ROWS:
+                pickle.dump(block, f, protocol=5)
+                block = []
+        pickle.dump(block, f, protocol=5)
+        for run in self.runs:
+            run.close()
+        self.runs = [f]
+        return lambda: _read_run(f)
 
     def close(self) -> None:
         for f in self.runs:

@@ -32,7 +32,7 @@ from jobs.replay.codec import GroupCounts, decode_counts, decoder
 from jobs.replay.ledger import BatchCounts, ClusterCounts, RunLedger
 from jobs.replay.staging import STAGING_PROPERTY, StagingArea, file_schema
 from jobs.replay.supersede import supersede_state_rows
-from schemas.state import COUNTS_TAG
+from schemas.state import COUNTS_TAG, SHARED_TAGS, SHARED_WHOLE_TAG
 from schemas.tables import REPLAY_TABLES, STATE_TABLES, TABLES
 
 
@@ -52,6 +52,13 @@ def add_group(counts: ClusterCounts, bucket: int, group: GroupCounts) -> None:
     counts.last_ts = max(counts.last_ts, group.last_ts)
 
 
+def add_shared(c: ClusterCounts, tag: str, events: int, groups: int = 1) -> None:
+    """What-if variant's groups that took rows from the reference's fold."""
+    c.events_shared += events
+    if tag == SHARED_WHOLE_TAG:
+        c.groups_shared += groups
+
+
 def tally_rows(tagged: list[Row]) -> tuple[BatchCounts, Counter[str], dict[str, set[int]]]:
     """The batch's counts per cluster, its rows per table and the buckets it replayed per
     cluster, from its tagged rows (staged tables: they hold no output row)."""
@@ -63,6 +70,8 @@ def tally_rows(tagged: list[Row]) -> tuple[BatchCounts, Counter[str], dict[str, 
         if r["table"] == COUNTS_TAG:
             replayed.setdefault(r["cluster"], set()).add(int(r["bucket"]))
             add_group(c, int(r["bucket"]), decode_counts(r["payload"]))
+        elif r["table"] in SHARED_TAGS:
+            add_shared(c, r["table"], int(r["rows"]))
         else:
             table_rows[r["table"]] += int(r["rows"])
             c.rows_written[r["table"]] += int(r["rows"])
@@ -164,6 +173,7 @@ class BatchSink:
             batch.groupBy("cluster", "table")
             .agg(
                 F.sum("rows").alias("rows"),
+                F.count("*").alias("groups"),
                 F.collect_list(  # nulls are left out: only the counts rows are collected
                     F.when(F.col("table") == COUNTS_TAG, F.struct("bucket", "payload"))
                 ).alias("counts"),
@@ -180,6 +190,8 @@ class BatchSink:
                     bucket = int(group["bucket"])
                     replayed.setdefault(r["cluster"], set()).add(bucket)
                     add_group(c, bucket, decode_counts(group["payload"]))
+            elif r["table"] in SHARED_TAGS:
+                add_shared(c, r["table"], int(r["rows"]), int(r["groups"]))
             else:
                 table_rows[r["table"]] += int(r["rows"])
                 c.rows_written[r["table"]] += int(r["rows"])

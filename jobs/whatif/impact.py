@@ -10,11 +10,13 @@ from functools import reduce
 from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
+from jobs.replay.ledger import BatchCounts, ClusterCounts
 from jobs.whatif.facts import LogFacts
 from jobs.whatif.matching import EditCounts
 from jobs.whatif.output import read_whatif_table, write_whatif_table
-from jobs.whatif.plan import VariantPlan
+from jobs.whatif.plan import VariantPlan, composite
 from jobs.whatif.ranking import print_ranking
+from schemas.state import CLUSTER_BUCKET
 from schemas.whatif import BASELINE, DIFF_FIELDS, WHATIF_IMPACT
 from statemachine.context import ReplayConfig
 from statemachine.flows import NO_LONGER_APPLIES
@@ -23,8 +25,9 @@ KEY = ["cluster", "variant"]
 BROADCAST_THRESHOLD = "spark.sql.autoBroadcastJoinThreshold"
 KEYS_SCHEMA = ("cluster string, variant string, end_us long, events_dropped long, "
                "events_injected long, events_edited long, partitions_edited long, "
-               "no_edit boolean")
-EDIT_COLUMNS = ("events_dropped", "events_injected", "events_edited", "partitions_edited")
+               "buckets_replayed long, events_shared long, no_edit boolean")
+EDIT_COLUMNS = ("events_dropped", "events_injected", "events_edited", "partitions_edited",
+                "buckets_replayed", "events_shared")
 # The tables whose rows say what a variant did (`same_as_baseline`): the final states,
 # the windows, the findings, the requests and the cluster timeline.
 COMPARED_TABLES = ("partition_states", "replica_states", "partition_windows", "findings",
@@ -43,10 +46,20 @@ COUNT_COLUMNS = ("partitions_offline_at_end", "max_partitions_offline_at_once",
 SECONDS_COLUMNS = ("offline_partition_seconds", "under_min_isr_partition_seconds")
 
 
-def keys_frame(spark: SparkSession, plans: list[VariantPlan], facts: LogFacts) -> DataFrame:
-    """(cluster, variant, end_us, the variant's edit counts) of every variant and the
-    baseline; end_us is the log's last event time in the cluster, where an open window
-    is counted to."""
+def replayed(counts: ClusterCounts | None) -> tuple[int | None, int | None]:
+    """(groups of topics the variant folded itself, wholly or from a cut; events it took
+    from the reference's fold): None for a baseline read from another output."""
+    if counts is None:
+        return None, None
+    topic_groups = sum(1 for b in counts.buckets if b != CLUSTER_BUCKET)
+    return topic_groups - counts.groups_shared, counts.events_shared
+
+
+def keys_frame(spark: SparkSession, plans: list[VariantPlan], facts: LogFacts,
+               counts: BatchCounts | None = None) -> DataFrame:
+    """(cluster, variant, end_us, the variant's edit counts, what it replayed) of every
+    variant and the baseline; end_us is the log's last event time in the cluster, where
+    an open window is counted to."""
     by_name = {p.name: p for p in plans}
     by_name.setdefault(BASELINE, VariantPlan(BASELINE, (), ReplayConfig()))
     rows = []
@@ -54,6 +67,7 @@ def keys_frame(spark: SparkSession, plans: list[VariantPlan], facts: LogFacts) -
         for name, p in sorted(by_name.items()):
             n = p.counts.get(c, EditCounts())
             rows.append((c, name, f.end_ts, n.dropped, n.injected, n.edited, n.partitions,
+                         *replayed((counts or {}).get(composite(c, name))),
                          p.no_edit and name != BASELINE))
     return spark.createDataFrame(rows, KEYS_SCHEMA)
 
@@ -216,7 +230,7 @@ def partition_diff(states: DataFrame, keys: DataFrame, run_id: str) -> DataFrame
 
 
 def impact_stage(spark: SparkSession, out_dir: str, run_id: str, plans: list[VariantPlan],
-                 facts: LogFacts) -> None:
+                 facts: LogFacts, counts: BatchCounts | None = None) -> None:
     """The impact and diff tables, then the ranking. Spark's own choice of broadcast joins
     is off meanwhile: a filtered or exploded table can look small to the planner and be
     gigabytes when built on the driver ("Not enough memory to build and broadcast the
@@ -224,7 +238,7 @@ def impact_stage(spark: SparkSession, out_dir: str, run_id: str, plans: list[Var
     threshold = spark.conf.get(BROADCAST_THRESHOLD) or "10MB"
     spark.conf.set(BROADCAST_THRESHOLD, "-1")
     try:
-        _impact_tables(spark, out_dir, run_id, plans, facts)
+        _impact_tables(spark, out_dir, run_id, plans, facts, counts)
     finally:
         spark.conf.set(BROADCAST_THRESHOLD, threshold)
     written = read_whatif_table(spark, out_dir, "whatif_impact", run_id).collect()
@@ -232,8 +246,8 @@ def impact_stage(spark: SparkSession, out_dir: str, run_id: str, plans: list[Var
 
 
 def _impact_tables(spark: SparkSession, out_dir: str, run_id: str, plans: list[VariantPlan],
-                   facts: LogFacts) -> None:
-    keys = keys_frame(spark, plans, facts)
+                   facts: LogFacts, counts: BatchCounts | None) -> None:
+    keys = keys_frame(spark, plans, facts, counts)
     figs = figures(spark, out_dir, run_id, keys) \
         .join(same_as_baseline(spark, out_dir, run_id, keys), KEY, "left")
     impact = ranked(figs, run_id)

@@ -3,7 +3,7 @@
 
     .venv/bin/python -m jobs.whatif --events DIR --scenario FILE.toml --out DIR
         [--config FILE] [--buckets N] [--master URL] [--baseline DIR] [--run-id ID]
-        [--kafka-version X.Y]
+        [--kafka-version X.Y] [--no-share]
     spark-submit --py-files dist/replay.zip jobs/submit.py whatif <same arguments>
 
 Stages (`main`): settings and scenario -> the log's facts (pyarrow, a few columns) -> the
@@ -68,6 +68,7 @@ class Settings:
     spark_conf: Path | None
     master: str | None
     rules: Plausibility = Plausibility()  # the replay's, so the baseline is the replay's
+    share: bool = True  # variants share their work (`jobs.whatif.sharing`)
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -82,6 +83,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--master", help="Spark master (default: spark-submit's, else local[*])")
     p.add_argument("--baseline", help="an existing jobs.replay output of the same log: its "
                    "tables are the baseline (not replayed again)")
+    p.add_argument("--no-share", action="store_true",
+                   help="replay every variant on its own, sharing nothing with the baseline "
+                   "(slower; the same tables: a check of the shared replay)")
     p.add_argument("--kafka-version", help="Kafka release line replayed, X.Y from 0.8 to "
                    "3.9 (a KRaft log: 3.3 and later, 4.0 included) (overrides config's "
                    "[kafka] kafka_version; default 3.7)")
@@ -101,7 +105,7 @@ def read_settings(argv: list[str] | None) -> Settings:
         buckets=int(args.buckets or cfg["buckets"]), config=replay_config(cfg, args.kafka_version),
         max_file_age=str(cfg["max_file_age"]), baseline=args.baseline,
         spark_conf=spark_conf, master=args.master,
-        rules=rules_from_config(cfg, datetime.now(UTC)),
+        rules=rules_from_config(cfg, datetime.now(UTC)), share=not args.no_share,
     )
 
 
@@ -136,14 +140,14 @@ def run_with_session(spark: SparkSession, s: Settings, plans: list[VariantPlan],
     if s.baseline is not None and not path_exists(spark, f"{s.baseline}/partition_states"):
         return error(f"--baseline {s.baseline} holds no replay output (no partition_states)")
     started = time.perf_counter()
-    staging = replay_variants(spark, s.events, s.run_id, s.buckets, s.max_file_age, plans,
-                              checkpoint, log, s.rules)
+    staging, counts = replay_variants(spark, s.events, s.run_id, s.buckets, s.max_file_age, plans,
+                              checkpoint, log, s.rules, s.share)
     log(f"replay: {len(plans)} variant(s) in {time.perf_counter() - started:.1f}s")
     started = time.perf_counter()
     publish(spark, staging, s.out, s.run_id, s.baseline)
     log(f"publish: the tables under {s.out} in {time.perf_counter() - started:.1f}s")
     started = time.perf_counter()
-    impact_stage(spark, s.out, s.run_id, plans, facts)
+    impact_stage(spark, s.out, s.run_id, plans, facts, counts)
     log(f"impact: whatif_impact and whatif_partition_diff in "
         f"{time.perf_counter() - started:.1f}s")
     return 0

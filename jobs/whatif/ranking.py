@@ -22,6 +22,9 @@ def _edit_lines(r: dict[str, object]) -> list[str]:
     lines = [f"edits: {r['events_dropped']} events dropped, {r['events_injected']} injected, "
              f"{r['events_edited']} edited, {r['partitions_edited']} partitions with "
              "edited events"]
+    if r.get("buckets_replayed") is not None:
+        lines.append(f"replayed: {r['buckets_replayed']:,} buckets, {r['events_shared']:,} "
+                     "events taken from the shared fold")
     if r["events_no_longer_applying"]:
         lines.append(f"{r['events_no_longer_applying']} events of the log no longer apply")
     return lines

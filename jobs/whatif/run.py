@@ -18,10 +18,10 @@ from pyspark.sql import DataFrame, SparkSession
 
 from jobs.common.tables import ensure_run_partitions, write_arrow
 from jobs.replay.codec import rows_to_record_batch
-from jobs.replay.group import make_replay_fn
+from jobs.replay.group import ReplayFn, make_replay_fn
 from jobs.replay.incidents import write_incidents
 from jobs.replay.keying import key_events, key_wake_rows
-from jobs.replay.ledger import RunLedger
+from jobs.replay.ledger import BatchCounts, RunLedger
 from jobs.replay.plausibility import Plausibility
 from jobs.replay.query import start_replay_query
 from jobs.replay.rollup import offline_rollup
@@ -46,6 +46,8 @@ from jobs.whatif.edits import (
     write_injected,
 )
 from jobs.whatif.plan import VariantPlan
+from jobs.whatif.shared_group import make_shared_replay_fn
+from jobs.whatif.sharing import VariantInput, timeline_difference
 from schemas.events import EVENT_SCHEMA
 from schemas.state import WAKE_SCHEMA
 from schemas.tables import TIMELINE_TABLES
@@ -80,27 +82,74 @@ def edited_stream(spark: SparkSession, events_dir: str, max_file_age: str,
     return rows
 
 
-def replay_variants(spark: SparkSession, events_dir: str, run_id: str, buckets: int,
-                    max_file_age: str, plans: list[VariantPlan], checkpoint: str,
-                    log: Callable[[str], None], rules: Plausibility | None = None) -> str:
-    """Replay every variant; returns the staging directory of the tables. The log's rows
-    are judged by the replay's plausibility `rules`, so the baseline is the replay's."""
-    started_at = datetime.now(UTC)
-    context = ScanContext(rules)
-    scan = scan_log(read_events(spark, events_dir), buckets, context)
+def variant_inputs(plans: list[VariantPlan], clusters: list[str], variants: LogScan,
+                   timelines: dict[str, ClusterTimeline]) -> dict[str, list[VariantInput]]:
+    """cluster -> its variants as the shared group function folds them, the first plan
+    (the baseline, when the run replays it) the reference."""
+    inputs: dict[str, list[VariantInput]] = {}
+    for cluster in clusters:
+        reference = timelines[plans[0].composite(cluster)]
+        inputs[cluster] = [VariantInput(
+            composite=p.composite(cluster), cluster=cluster, config=p.config_for(cluster),
+            timeline=timelines[p.composite(cluster)],
+            horizon=horizon(variants, p.composite(cluster)), drops=p.drops,
+            points=tuple(p.points.get(cluster, [])), failovers=p.failovers.get(cluster, {}),
+            injected=tuple(p.injected.get(cluster, [])),
+            timeline_differs=timeline_difference(reference, timelines[p.composite(cluster)]),
+        ) for p in plans]
+    return inputs
+
+
+def shared_stream(spark: SparkSession, events_dir: str, max_file_age: str, scan: LogScan,
+                  plans: list[VariantPlan], timelines: dict[str, ClusterTimeline],
+                  variants: LogScan, buckets: int, context: ScanContext, run_id: str,
+                  checkpoint: str) -> tuple[DataFrame, ReplayFn]:
+    """The log's rows once, keyed as a plain replay keys them (every variant of a cluster
+    folds in the cluster's groups), and the function that folds them per variant."""
+    rows = key_events(stream_events(spark, events_dir, max_file_age), buckets,
+                      context.judged(scan.facts))
+    write_wake_rows(spark, scan, run_id, f"{checkpoint}/wake")
+    wake = spark.readStream.schema(WAKE_SCHEMA).parquet(f"{checkpoint}/wake")
+    inputs = variant_inputs(plans, sorted(scan.buckets), variants, timelines)
+    return rows.unionByName(key_wake_rows(wake)), make_shared_replay_fn(inputs, buckets)
+
+
+def separate_stream(spark: SparkSession, events_dir: str, max_file_age: str, scan: LogScan,
+                    plans: list[VariantPlan], timelines: dict[str, ClusterTimeline],
+                    variants: LogScan, buckets: int, context: ScanContext, run_id: str,
+                    checkpoint: str) -> tuple[DataFrame, ReplayFn]:
+    """Every variant's rows under its composite cluster, each replayed on its own (what
+    `--no-share` runs: the check of the shared fold)."""
     clusters = sorted(scan.buckets)
-    variants = variant_scan(scan, plans, buckets)
-    timelines = build_timelines(variants, plans[0].config.profile if plans else None)
-    staging = f"{checkpoint}/tables"
-    write_timelines(spark, timelines, staging, run_id)
     rows = key_events(edited_stream(spark, events_dir, max_file_age, plans, clusters,
                                     checkpoint), buckets, context.judged(scan.facts))
     if timelines:
         write_wake_rows(spark, variants, run_id, f"{checkpoint}/wake")
         wake = spark.readStream.schema(WAKE_SCHEMA).parquet(f"{checkpoint}/wake")
         rows = rows.unionByName(key_wake_rows(wake))
-    replay_fn = make_replay_fn(timelines, plans[0].config,
-                               configs=variant_configs(plans, clusters))
+    return rows, make_replay_fn(timelines, plans[0].config,
+                                configs=variant_configs(plans, clusters))
+
+
+def replay_variants(spark: SparkSession, events_dir: str, run_id: str, buckets: int,
+                    max_file_age: str, plans: list[VariantPlan], checkpoint: str,
+                    log: Callable[[str], None], rules: Plausibility | None = None,
+                    share: bool = True) -> tuple[str, BatchCounts]:
+    """Replay every variant; returns the staging directory of the tables and the counts
+    per composite cluster. The log's rows
+    are judged by the replay's plausibility `rules`, so the baseline is the replay's. With
+    `share`, the variants of a cluster fold in its groups, sharing what they have in common
+    (`jobs.whatif.sharing`); without, each is a cluster of its own."""
+    started_at = datetime.now(UTC)
+    context = ScanContext(rules)
+    scan = scan_log(read_events(spark, events_dir), buckets, context)
+    variants = variant_scan(scan, plans, buckets)
+    timelines = build_timelines(variants, plans[0].config.profile if plans else None)
+    staging = f"{checkpoint}/tables"
+    write_timelines(spark, timelines, staging, run_id)
+    stream = shared_stream if share and plans else separate_stream
+    rows, replay_fn = stream(spark, events_dir, max_file_age, scan, plans, timelines,
+                             variants, buckets, context, run_id, checkpoint)
     ledger = RunLedger(spark, checkpoint, run_id).load()
     sink = BatchSink(staging, run_id, buckets, ledger, log)
     start_replay_query(rows, replay_fn, sink, f"{checkpoint}/query",
@@ -115,4 +164,4 @@ def replay_variants(spark: SparkSession, events_dir: str, run_id: str, buckets: 
     summary = summary_batches(counts, rollups, len(ledger.records), run_id, buckets,
                               started_at, datetime.now(UTC), {})
     write_arrow(spark, summary, staging, "run_summary", run_id)
-    return staging
+    return staging, counts

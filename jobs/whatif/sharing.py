@@ -1,0 +1,239 @@
+"""Variants that share their work: in one (cluster, bucket) group, the log's events are
+folded once, and each variant goes on alone from the seq where its input first differs.
+
+Every variant of a cluster sees the same log rows; a variant's events are those rows with
+its edits (`VariantInput.edit`: its drops out, its edited `ControllerFailover`s, its seqs
+renumbered after its injections) plus its injected events. Below the first seq where a
+variant's events, its cluster timeline or its config differ from the reference variant's
+(the baseline when the run replays one), the two folds are the same fold: same state, same
+rows. So the reference is folded once, cut (`statemachine.replay.Fold.cut`) at each seq
+where some variant leaves it, and each variant folds only its own events from there, from
+the cut's state, exactly as a replay resumes from its checkpoint. A variant whose input in
+the group never differs takes the reference's rows whole: the group is not replayed for it.
+
+Pure Python: no Spark here (`jobs.whatif.shared_group` runs it per group).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import heapq
+from bisect import bisect_left
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from jobs.whatif.plan import drop_matches
+from jobs.whatif.scenario import Drop
+from schemas import event_types as ET
+from schemas.state import CLUSTER_BUCKET
+from statemachine.cluster import ClusterTimeline
+from statemachine.context import Outputs, ReplayConfig
+from statemachine.events import Event
+from statemachine.model import BucketState
+from statemachine.replay import Fold, apply_order, bucket_of
+
+Row = tuple[Any, ...]  # the fields of `statemachine.events.Event`, in order
+Rows = Callable[[], Iterator[Row]]  # the group's distinct log rows in fold order, each call
+Emit = Callable[[Sequence[str], Outputs], None]  # rows to the outputs of these variants
+FLUSH_ROWS = 200_000
+FEED_ROWS = 20_000  # events fed to a fold at a time
+_SEQ = Event._fields.index("seq")
+
+
+@dataclass(frozen=True)
+class VariantInput:
+    """One variant of one cluster, as the shared group function needs it."""
+
+    composite: str  # the variant's cluster key in the staged tables
+    cluster: str
+    config: ReplayConfig
+    timeline: ClusterTimeline
+    horizon: int | None  # how far its groups apply the timeline (`jobs.replay.timeline`)
+    drops: tuple[Drop, ...] = ()
+    points: tuple[int, ...] = ()  # sorted: the log seqs its injections follow
+    failovers: dict[int, Event] = field(default_factory=dict)  # log seq -> as it has it
+    injected: tuple[Event, ...] = ()  # renumbered, every bucket
+    # The first seq where its timeline differs from the reference's (None: never; -1: from
+    # the start), computed once on the driver.
+    timeline_differs: int | None = None
+
+    def edit(self, row: Row) -> Event | None:
+        """The log's row as this variant has it; None when it drops it."""
+        e = Event._make(row)
+        if self.drops and any(drop_matches(d, self.cluster, e) for d in self.drops):
+            return None
+        if e.event_type == ET.CONTROLLER_FAILOVER and e.seq in self.failovers:
+            e = self.failovers[e.seq]
+        if self.points and e.seq is not None:
+            e = e._replace(seq=e.seq + bisect_left(self.points, e.seq))
+        return e
+
+    def injected_in(self, bucket: int, buckets: int) -> list[Event]:
+        """Its injected events of `bucket`, keyed as `jobs.replay.keying` keys rows."""
+        return sorted((e for e in self.injected if _bucket(self.cluster, e, buckets) == bucket),
+                      key=apply_order)
+
+    def events(self, rows: Iterable[Row], injected: list[Event]) -> Iterator[Event]:
+        """Its events in apply order: the edited log rows merged with its injected ones."""
+        edited = (e for e in map(self.edit, rows) if e is not None)
+        return heapq.merge(edited, injected, key=apply_order) if injected else edited
+
+
+def _bucket(cluster: str, e: Event, buckets: int) -> int:
+    if e.event_type in ET.CLUSTER_EVENTS or e.topic is None:
+        return CLUSTER_BUCKET
+    return bucket_of(cluster, e.topic, buckets)
+
+
+def timeline_difference(ref: ClusterTimeline, other: ClusterTimeline) -> int | None:
+    """The seq of the first cluster step where two timelines differ (-1 when they start
+    from different states; None when they are the same)."""
+    if ref.initial != other.initial:
+        return -1
+    for a, b in zip(ref.steps, other.steps, strict=False):
+        if a != b:
+            return min(a.seq, b.seq)
+    longer = ref.steps[len(other.steps):] or other.steps[len(ref.steps):]
+    return longer[0].seq if longer else None
+
+
+def _config_difference(ref: VariantInput, v: VariantInput) -> frozenset[int] | None:
+    """None when the configs differ beyond `held_dead` (no sharing); else the brokers held
+    dead by one of the two only (an ISR change naming one is read differently)."""
+    if dataclasses.replace(ref.config, held_dead=()) != dataclasses.replace(v.config,
+                                                                          held_dead=()):
+        return None
+    return frozenset(ref.config.held_dead) ^ frozenset(v.config.held_dead)
+
+
+def _reads_held(timeline: ClusterTimeline, e: Event, held: frozenset[int]) -> bool:
+    """Whether `e` is an ISR change naming a broker held dead by one variant only while
+    that broker is dead (`statemachine.flows`: only then does holding it dead change how
+    the change is read). Below the variant's cut both share this timeline."""
+    if e.event_type != ET.ISR_CHANGED or not held.intersection(e.isr or ()):
+        return False
+    state = timeline.state_at(e.seq)
+    return any(b in held and b not in state.live and b not in state.shutting_down
+               for b in e.isr or ())
+
+
+def _min(a: int | None, b: int | None) -> int | None:
+    return b if a is None else a if b is None else min(a, b)
+
+
+def divergence(rows: Rows, ref: VariantInput, v: VariantInput, ref_injected: list[Event],
+               v_injected: list[Event]) -> int | None:
+    """The first seq where `v`'s fold of this group can differ from `ref`'s: below it both
+    fold the same events on the same cluster with the same rules. None: never."""
+    held = _config_difference(ref, v)
+    if held is None:
+        return -1
+    cut = v.timeline_differs
+    ours, theirs = set(ref_injected), set(v_injected)
+    cut = _min(cut, min((e.seq for e in ours ^ theirs), default=None))
+    for row in rows():
+        if cut is not None and row[_SEQ] >= cut:
+            break  # every later row has a later seq, in both numberings
+        a, b = ref.edit(row), v.edit(row)
+        if a != b:
+            return _min(cut, min(e.seq for e in (a, b) if e is not None))
+        if held and a is not None and _reads_held(ref.timeline, a, held):
+            return _min(cut, a.seq)
+    return cut
+
+
+@dataclass
+class Forked:
+    """One variant's fold of the group: its state and rows (the rows it shares with the
+    reference were handed to its emitter as they came)."""
+
+    state: BucketState
+    out: Outputs
+    shared: int = 0  # events it took from the reference's fold instead of folding them
+    whole: bool = False  # it took the whole group: nothing of it was folded again
+
+
+def fold_shared(rows: Rows, variants: list[VariantInput], bucket: int, buckets: int,
+                emit: Emit) -> dict[str, Forked]:
+    """Fold the group for every variant, the first being the reference. Each variant's
+    per-event rows go to `emit` as they come (those of the shared fold once for all the
+    variants that share them); its state tables and the rest are in its `Forked.out`."""
+    ref, others = variants[0], variants[1:]
+    injected = {v.composite: v.injected_in(bucket, buckets) for v in variants}
+    cuts = {v.composite: divergence(rows, ref, v, injected[ref.composite],
+                                    injected[v.composite]) for v in others}
+    # The variants whose fold is still the reference's: all but those that differ from
+    # the start; each leaves at its cut, those that never differ stay to the end.
+    attached = [ref.composite, *(c for c, cut in cuts.items() if cut is None or cut >= 0)]
+    leaving = sorted({c for c in cuts.values() if c is not None and c >= 0})
+
+    def fan_out(out: Outputs) -> None:
+        emit(attached, out)
+
+    fold = Fold(None, ref.timeline, ref.config, flush=fan_out, flush_rows=FLUSH_ROWS,
+                until=ref.horizon)
+    starts: dict[int, tuple[BucketState, int]] = {}  # cut -> (state, events applied)
+
+    def leave(cut: int) -> None:
+        """The variants cut here take the rows not yet flushed; the others get them with
+        the next flush (one file per leaving variant, not one per variant still shared:
+        a thousand cuts would otherwise write a million files)."""
+        starts[cut] = (fold.cut(cut), fold.out.applied)
+        leaving = [a for a in attached if cuts.get(a) == cut]
+        emit(leaving, fold.out)
+        attached[:] = [a for a in attached if cuts.get(a) != cut]
+
+    _feed_with_cuts(fold, ref.events(rows(), injected[ref.composite]), leaving, leave)
+    state, out = fold.finish()
+    forked = {name: Forked(state, out) if name == ref.composite
+              else Forked(state, out, out.applied, whole=True) for name in attached}
+    for v in others:
+        cut = cuts[v.composite]
+        if cut is None:
+            continue
+        start, applied = starts.get(cut, (None, 0)) if cut >= 0 else (None, 0)
+        forked[v.composite] = fold_from(v, start, applied, rows, injected[v.composite],
+                                         cut, emit)
+    return forked
+
+
+def _feed_with_cuts(fold: Fold, events: Iterator[Event], cuts: list[int],
+                    leave: Callable[[int], None]) -> None:
+    """Feed `events` in pieces, calling `leave(cut)` before the first event at or after
+    each cut (and after the last event for the cuts beyond it)."""
+    pending = iter(cuts)
+    cut = next(pending, None)
+    piece: list[Event] = []
+    for e in events:
+        while cut is not None and e.seq >= cut:
+            fold.feed(piece)
+            piece = []
+            leave(cut)
+            cut = next(pending, None)
+        piece.append(e)
+        if len(piece) >= FEED_ROWS:
+            fold.feed(piece)
+            piece = []
+    fold.feed(piece)
+    while cut is not None:
+        leave(cut)
+        cut = next(pending, None)
+
+
+def fold_from(v: VariantInput, start: BucketState | None, applied: int, rows: Rows,
+               injected: list[Event], cut: int, emit: Emit) -> Forked:
+    fold = Fold(start, v.timeline, v.config, flush=lambda out: emit([v.composite], out),
+                flush_rows=FLUSH_ROWS, until=v.horizon)
+    piece: list[Event] = []
+    for e in v.events(rows(), injected):
+        if e.seq < cut:
+            continue
+        piece.append(e)
+        if len(piece) >= FEED_ROWS:
+            fold.feed(piece)
+            piece = []
+    fold.feed(piece)
+    state, out = fold.finish()
+    out.applied += applied
+    return Forked(state, out, applied)

@@ -1,0 +1,106 @@
+"""Variants that share their work give the tables of variants replayed on their own.
+
+On the simulated `sample` log, a sweep that fails each broker at the log's midpoint and
+restarts it ten minutes later, a controlled shutdown, a drop late in the log and a variant
+that changes nothing are run twice: sharing (the default: the prefix folded once per group,
+untouched groups taken whole from the baseline) and with `--no-share` (every variant a
+replay of its own, which `test_sample_equivalence` holds equal to `jobs.replay` of the
+edited log). Every table of every variant must be identical, row for row.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pyarrow.compute as pc
+import pyarrow.dataset as ds
+import pytest
+from chispa import assert_df_equality
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from jobs.sim.cli import write_log
+from jobs.whatif.job import main as whatif_main
+from schemas.whatif import IMPACT_TABLES, WHATIF_TABLES
+from tests.helpers.event_log import ARROW_EVENT_SCHEMA
+
+pytestmark = pytest.mark.slow
+CLOCKS = ("started_at", "finished_at", "stage_seconds")  # run_summary's, not the replay's
+SHARING = ("buckets_replayed", "events_shared")  # whatif_impact's: what each run replayed
+
+
+@pytest.fixture(scope="module")
+def outs(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    root = tmp_path_factory.mktemp("shared-sweep")
+    write_log(str(root / "log"), preset="sample", seed=1)
+    log = ds.dataset(root / "log", schema=ARROW_EVENT_SCHEMA).to_table()
+    ts = pc.cast(log["ts"], "int64")
+    low, high = pc.min(ts).as_py(), pc.max(ts).as_py()
+    mid = datetime.fromtimestamp((low + high) / 2e6, UTC).isoformat()
+    late = int(pc.max(log["seq"]).as_py()) - 200
+    scenario = root / "sweep.toml"
+    scenario.write_text(f"""
+[[variant]]
+name = "late-drop"
+drop = [{{ seq_from = {late}, event_type = "IsrChanged" }}]
+[[variant]]
+name = "nothing"
+[[variant]]
+name = "shutdown-1"
+inject = [{{ at = "{mid}", event_type = "ControlledShutdown", broker_id = 1, for = "5m" }}]
+[sweep]
+fail_each_broker = {{ at = "{mid}", for = "10m" }}
+""")
+    result = {}
+    for name, extra in (("shared", []), ("alone", ["--no-share"])):
+        result[name] = root / name
+        assert whatif_main(["--events", str(root / "log"), "--scenario", str(scenario),
+                            "--out", str(result[name]), "--buckets", "4", *extra],
+                           spark=spark) == 0
+    return result
+
+
+@pytest.mark.parametrize("table", sorted({**WHATIF_TABLES, **IMPACT_TABLES}))
+def test_every_table_of_every_variant_is_the_same(spark: Any, outs: dict[str, Path],
+                                                 table: str) -> None:
+    def read(name: str) -> Any:
+        df = spark.read.parquet(str(outs[name] / table)).drop("run_id")
+        df = df.drop(*CLOCKS) if table == "run_summary" else df
+        df = df.drop(*SHARING) if table == "whatif_impact" else df
+        # Maps cannot be sorted on: compared as their sorted entries.
+        return df.select(*[F.array_sort(F.map_entries(f.name)).alias(f.name)
+                           if isinstance(f.dataType, T.MapType) else F.col(f.name)
+                           for f in df.schema.fields])
+
+    shared, alone = read("shared"), read("alone")
+    assert_df_equality(shared, alone.select(*shared.columns), ignore_row_order=True,
+                       ignore_nullable=True)
+    if table == "partition_states":
+        variants = {r["variant"] for r in shared.select("variant").distinct().collect()}
+        assert {"baseline", "nothing", "late-drop", "shutdown-1"} <= variants
+        assert sum(v.startswith("fail-broker-") for v in variants) >= 3
+
+
+def test_each_variant_says_what_it_replayed(spark: Any, outs: dict[str, Path]) -> None:
+    def replayed(name: str) -> dict[str, tuple[int, int]]:
+        rows = spark.read.parquet(str(outs[name] / "whatif_impact")).collect()
+        return {r["variant"]: (r["buckets_replayed"], r["events_shared"]) for r in rows}
+
+    shared, alone = replayed("shared"), replayed("alone")
+    assert set(alone.values()) == {(4, 0)}  # 4 buckets, each folded whole by each variant
+    assert shared["baseline"] == (4, 0)
+    assert shared["nothing"][0] == 0  # every group taken whole from the baseline's fold
+    assert shared["nothing"][1] == max(e for _, e in shared.values())
+    failures = [v for k, v in shared.items() if k.startswith("fail-broker-")]
+    # A failure at the midpoint leaves the baseline there: about half the events shared.
+    assert all(b == 4 and 0.3 < e / shared["nothing"][1] < 0.7 for b, e in failures)
+    assert shared["late-drop"][1] > 0.9 * shared["nothing"][1]
+
+
+def test_the_variant_that_changes_nothing_is_flagged(spark: Any,
+                                                     outs: dict[str, Path]) -> None:
+    rows = spark.read.parquet(str(outs["shared"] / "whatif_impact")) \
+        .where(F.col("variant") == "nothing").collect()
+    assert [(r["no_edit"], r["same_as_baseline"]) for r in rows] == [(True, True)]
