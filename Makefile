@@ -103,6 +103,9 @@ bench-nightly: install ## first run over 99% of the bench log with a checkpoint,
 bench-whatif: install ## fail_each_broker sweep vs one plain replay of the bench log; writes BENCHMARKS.md, bench.json
 	$(PY) -m jobs.whatif.bench --preset $(BENCH)
 
+bench-whatif-fold: install ## the same sweep's fold work against one replay's, CPU seconds, no Spark
+	$(PY) -m jobs.whatif.bench_fold --preset $(BENCH)
+
 # The code spark-submit ships (--py-files): only zipped, so the system python3 does it (no
 # venv, no `zip` binary, which a fresh Debian lacks); bytecode caches and the compiled core
 # stay out (a zip cannot hold extension modules: the workers run the sources).
@@ -128,4 +131,4 @@ cluster-test: install ## spark-submit the replay to a standalone master + 2 work
 clean: ## remove build and run outputs (keeps .venv)
 	rm -rf dist build build-core.log $(OUT) .pytest_cache .mypy_cache .ruff_cache
 
-.PHONY: help install compile-core uncompile-core test-interpreted run kraft-sample report-sample browser test test-fast test-core lint typecheck bench-core bench bench-nightly package cluster-test clean ingest-sample audit-sample whatif-sample bench-whatif
+.PHONY: help install compile-core uncompile-core test-interpreted run kraft-sample report-sample browser test test-fast test-core lint typecheck bench-core bench bench-nightly package cluster-test clean ingest-sample audit-sample whatif-sample bench-whatif bench-whatif-fold

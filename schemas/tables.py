@@ -268,6 +268,9 @@ RUN_SUMMARY = _table(
     # A `--rebuild` run: the runs of the checkpoint generation it replaced (its tables
     # hold the whole log; theirs only their own nights).
     _f("superseded_runs", T.ArrayType(T.StringType(), True)),
+    # The runs whose partition_states / replica_states rows make up the whole state after
+    # this run, oldest first, this run last (jobs/common/states.py reads them).
+    _f("state_runs", T.ArrayType(T.StringType(), True)),
 )
 
 # KRaft replays only (jobs/replay/kraft): the metadata records the quorum leader wrote and

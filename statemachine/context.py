@@ -27,7 +27,6 @@ from statemachine.rows import (
 )
 from statemachine.scala_order import check_binary
 from statemachine.states import PARTITION_NAMES, REPLICA_NAMES, PartitionState
-from statemachine.windows import open_rows
 
 # NamedTuple rows built at C speed (a NamedTuple's own __new__ is a Python function).
 _new = tuple.__new__
@@ -166,14 +165,6 @@ class ControllerContext:
         # broker -> topics with a replica on it (assigned, adding or removing): which
         # topics a broker event wakes. Derived, so never saved.
         self.topics_by_broker: dict[int, set[str]] = {}
-        for topic in topics.values():
-            for part in topic.parts.values():
-                for r in part.replicas:
-                    self.topics_by_broker.setdefault(r, set()).add(topic.name)
-                if part.has_leadership and part.leader >= 0:
-                    # A leader outside the assignment (a reassignment whose re-election
-                    # failed) must still be found when its broker's liveness changes.
-                    self.topics_by_broker.setdefault(part.leader, set()).add(topic.name)
         # The partitions touched by the current event or step, each once (`Part.marked`):
         # the windows are evaluated on them after it (`statemachine.windows.settle`).
         self.touched: list[Part] = []
@@ -181,7 +172,7 @@ class ControllerContext:
         self.default_min_isr = config.min_insync_replicas
         # Names of the topics queued for deletion (`topicsToBeDeleted`; derived, kept by
         # `statemachine.deletion`): what a deletion-activity step walks.
-        self.queued = {t.name for t in topics.values() if t.queued_for_deletion}
+        self.queued: set[str] = set()
         # A superset of the partitions Kafka retries at every broker change, whatever
         # brokers it touches: New or Offline, or led by a broker that is not live
         # (`partitionsInStates`, `partitionsWithOfflineLeader`). Built at the first broker
@@ -191,6 +182,28 @@ class ControllerContext:
         # step does not walk them again (`statemachine.flows.apply_deletion_step`).
         self.walked_seq = -1
         self.walked_topics: set[str] = set()
+        for topic in list(topics.values()):
+            self.adopt(topic)
+
+    def adopt(self, topic: Topic) -> None:
+        """Add a topic thawed from the saved state (`statemachine.replay.Fold` thaws a
+        topic when an event or a cluster step first touches it) with its derived
+        indexes, as if it had been in the view from the start: it has not changed since."""
+        self.topics[topic.name] = topic
+        by_broker = self.topics_by_broker
+        for part in topic.parts.values():
+            for r in part.replicas:
+                by_broker.setdefault(r, set()).add(topic.name)
+            if part.has_leadership and part.leader >= 0:
+                # A leader outside the assignment (a reassignment whose re-election
+                # failed) must still be found when its broker's liveness changes.
+                by_broker.setdefault(part.leader, set()).add(topic.name)
+        if topic.queued_for_deletion:
+            self.queued.add(topic.name)
+        found = self.leaderless
+        if found is not None:
+            found.update(p for p in topic.parts.values()
+                         if p.partition_state in _ELECTABLE or p.has_leadership)
 
     # -- the current event ------------------------------------------------------------
 
@@ -328,26 +341,22 @@ class ControllerContext:
 
     # -- end of replay ----------------------------------------------------------------
 
-    def emit_states(self) -> None:
-        """The state tables, and the windows still open, sorted by topic and partition."""
-        ps, rs = self.out.partition_states, self.out.replica_states
-        pw = self.out.partition_windows
-        for name in sorted(self.topics):
-            topic = self.topics[name]
-            for part in topic.sorted_parts():
-                lead = part.has_leadership
-                ps.append(PartitionStateRow(
-                    name, part.partition, PARTITION_NAMES[part.partition_state],
-                    part.leader if lead else None,
-                    part.leader_epoch if lead else None,
-                    part.isr if lead else None,
-                    part.replicas, part.adding, part.removing,
-                    part.zk_version if lead else None,
-                    part.zk_controller_epoch if lead else None,
-                    (RECOVERING if part.recovering else RECOVERED) if lead else None,
-                    topic.queued_for_deletion, part.last_seq))
-                for b in sorted(part.replica_states):
-                    rs.append(ReplicaStateRow(
-                        name, part.partition, b, REPLICA_NAMES[part.replica_states[b]]))
-                if part.windows:
-                    pw.extend(open_rows(name, part))
+    def emit_state(self, topic: Topic, part: Part) -> None:
+        """The state rows of `part`: its `partition_states` row and a `replica_states` row
+        per replica, sorted by broker."""
+        lead = part.has_leadership
+        name = topic.name
+        self.out.partition_states.append(PartitionStateRow(
+            name, part.partition, PARTITION_NAMES[part.partition_state],
+            part.leader if lead else None,
+            part.leader_epoch if lead else None,
+            part.isr if lead else None,
+            part.replicas, part.adding, part.removing,
+            part.zk_version if lead else None,
+            part.zk_controller_epoch if lead else None,
+            (RECOVERING if part.recovering else RECOVERED) if lead else None,
+            topic.queued_for_deletion, part.last_seq))
+        rs = self.out.replica_states
+        for b in sorted(part.replica_states):
+            rs.append(ReplicaStateRow(name, part.partition, b,
+                                      REPLICA_NAMES[part.replica_states[b]]))

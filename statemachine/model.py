@@ -9,6 +9,7 @@ serialises to bytes and thaws back into exactly the same view.
 
 from __future__ import annotations
 
+import io
 import pickle
 import zlib
 from dataclasses import dataclass
@@ -218,9 +219,95 @@ class Topic:
         return topic
 
 
-# 2: a Part ends with its open windows. Format 1 (without) still loads.
-STATE_FORMAT = 2
-_READABLE_FORMATS = (1, 2)
+# 3: every topic frozen on its own (`SavedTopic`), so that a replay thaws only the topics it
+# touches. 2: a Part ends with its open windows. Formats 1 and 2 (one compressed tuple of
+# every topic) still load.
+STATE_FORMAT = 3
+_READABLE_FORMATS = (1, 2, 3)
+_ELECTABLE = (PartitionState.NewPartition, PartitionState.OfflinePartition)
+
+
+def incident_of(kind: str, start_seq: int) -> int | None:
+    """The incident a window belongs to: the seq of the controller event that opened it,
+    for the kinds that make incidents; None for the others. A function of the window
+    alone, so that every replay group, every rerun and every night agree on it."""
+    return start_seq if kind in INCIDENT_KINDS else None
+
+
+def open_window_rows(topic: str, part: Part) -> list[tuple[Any, ...]]:
+    """The windows `part` still has open, as `PartitionWindowRow` fields without an end,
+    sorted by kind."""
+    windows = part.windows
+    if not windows:
+        return []
+    return [(topic, part.partition, kind, w.start_seq, w.start_ts, None, None, None,
+             w.cause_event, w.cause_broker, None, None, incident_of(kind, w.start_seq))
+            for kind, w in sorted(windows.items())]
+
+
+class SavedTopic(NamedTuple):
+    """One topic as a group saves it: its frozen view, and what a replay must know of it
+    without thawing it: which brokers wake it, the figures of the run summary and the
+    windows it has open (every run lists those)."""
+
+    blob: bytes  # zlib(pickle(Topic.freeze()))
+    # The brokers with a replica of it or leading one of its partitions: a broker's
+    # liveness change wakes it (`ControllerContext.topics_by_broker`).
+    brokers: tuple[int, ...]
+    leaders: tuple[int, ...]  # leaders of its partitions that have leadership (-1: none)
+    # Some partition is New or Offline: every broker change retries it
+    # (`triggerOnlinePartitionStateChange`).
+    electable: bool
+    queued: bool  # queued for deletion: every deletion activity walks it
+    states: tuple[tuple[int, int], ...]  # (partition state, partitions), by state
+    offline: tuple[int, ...]  # its partitions in OfflinePartition
+    windows: tuple[tuple[Any, ...], ...]  # `open_window_rows` of every partition
+
+
+def _dumps(frozen: tuple[Any, ...]) -> bytes:
+    """Pickled without the memo (`Pickler.fast`): equal tuples give equal bytes whether or
+    not they share objects (an ISR that is the replica tuple itself), so a topic's saved
+    bytes depend on its state alone. The tuples hold no cycles."""
+    buffer = io.BytesIO()
+    pickler = pickle.Pickler(buffer, 5)
+    pickler.fast = True
+    pickler.dump(frozen)
+    return buffer.getvalue()
+
+
+def save_topic(topic: Topic, frozen: tuple[Any, ...] | None = None) -> SavedTopic:
+    """`topic` saved; `frozen` is its `freeze()` when the caller has it already."""
+    frozen = topic.freeze() if frozen is None else frozen
+    brokers: set[int] = set()
+    leaders: set[int] = set()
+    states: dict[int, int] = {}
+    offline: list[int] = []
+    windows: list[tuple[Any, ...]] = []
+    electable = False
+    for part in topic.sorted_parts():
+        brokers.update(part.replicas)
+        if part.has_leadership:
+            leaders.add(part.leader)
+            if part.leader >= 0:
+                brokers.add(part.leader)
+        state = part.partition_state
+        states[state] = states.get(state, 0) + 1
+        if state in _ELECTABLE:
+            electable = True
+        if state == PartitionState.OfflinePartition:
+            offline.append(part.partition)
+        if part.windows:
+            windows.extend(open_window_rows(topic.name, part))
+    blob = zlib.compress(_dumps(frozen), 1)
+    return SavedTopic(blob, tuple(sorted(brokers)), tuple(sorted(leaders)), electable,
+                      topic.queued_for_deletion, tuple(sorted(states.items())),
+                      tuple(offline), tuple(windows))
+
+
+def frozen_topic(saved: SavedTopic) -> tuple[Any, ...]:
+    """The `Topic.freeze()` tuple `saved` holds."""
+    frozen: tuple[Any, ...] = pickle.loads(zlib.decompress(saved.blob))
+    return frozen
 
 
 @dataclass(frozen=True, slots=True)
@@ -228,33 +315,57 @@ class BucketState:
     """The saved view of every topic in one group, plus how far the fold has got.
 
     `watermark` is the highest `seq` applied (events of the group and cluster steps); an
-    event at or below it is late. `topics` is a tuple of frozen topics sorted by name.
+    event at or below it is late. `topics` holds each topic saved on its own
+    (`SavedTopic`), sorted by name: a replay thaws the topics its events and cluster steps
+    touch and carries the others over as they are (`statemachine.replay.Fold`).
     """
 
     watermark: int = -1
-    topics: tuple[tuple[Any, ...], ...] = ()
+    topics: tuple[tuple[str, SavedTopic], ...] = ()
 
     def to_bytes(self) -> bytes:
-        # Plain tuples of ints, strings and bools: pickle is compact and stable for them,
-        # and zlib halves the size of the repetitive replica lists.
-        return zlib.compress(pickle.dumps((STATE_FORMAT, self.watermark, self.topics), 5), 1)
+        # Plain tuples of ints, strings, bools and the topics' own compressed blobs.
+        return pickle.dumps(
+            (STATE_FORMAT, self.watermark, tuple((n, tuple(t)) for n, t in self.topics)), 5)
 
     @classmethod
     def from_bytes(cls, data: bytes) -> BucketState:
-        fmt, watermark, topics = pickle.loads(zlib.decompress(data))
+        # Formats 1 and 2 were compressed as a whole; format 3 is a pickle (protocol 5
+        # starts with 0x80) of topics compressed one by one.
+        fmt, watermark, topics = pickle.loads(
+            data if data[:1] == b"\x80" else zlib.decompress(data))
         if fmt not in _READABLE_FORMATS:
             raise ValueError(f"saved state has format {fmt}, this build reads "
                              f"{' and '.join(map(str, _READABLE_FORMATS))}")
-        return cls(watermark, topics)
+        if fmt < 3:
+            return cls.freeze(watermark, {t[0]: Topic.thaw(t) for t in topics})
+        return cls(watermark, tuple((n, SavedTopic._make(t)) for n, t in topics))
 
     def thaw(self) -> dict[str, Topic]:
-        return {topic.name: topic for topic in map(Topic.thaw, self.topics)}
+        """Every topic, thawed."""
+        return {name: Topic.thaw(frozen_topic(t)) for name, t in self.topics}
 
     @classmethod
     def freeze(cls, watermark: int, topics: dict[str, Topic]) -> BucketState:
-        return cls(watermark, tuple(topics[name].freeze() for name in sorted(topics)))
+        return cls(watermark, tuple((name, save_topic(topics[name])) for name in sorted(topics)))
+
+    def partitions_by_state(self) -> dict[int, int]:
+        """Partitions by state (`PartitionState`), over every topic."""
+        counts: dict[int, int] = {}
+        for _, saved in self.topics:
+            for state, n in saved.states:
+                counts[state] = counts.get(state, 0) + n
+        return counts
+
+    def offline_partitions(self, limit: int) -> list[tuple[str, int]]:
+        """The first `limit` partitions in OfflinePartition, by topic and partition."""
+        found: list[tuple[str, int]] = []
+        for name, saved in self.topics:
+            for p in saved.offline:
+                if len(found) >= limit:
+                    return found
+                found.append((name, p))
+        return found
 
     def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
         return rebuilt(self)
-
-

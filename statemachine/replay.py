@@ -21,18 +21,22 @@ import zlib
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from operator import attrgetter
+from typing import Any
 
 from schemas import event_types as ET
-from statemachine.cluster import DELETION, ClusterTimeline
+from statemachine.cluster import DELETION, FAILOVER, ClusterStep, ClusterTimeline
 from statemachine.context import ControllerContext, Outputs, ReplayConfig
 from statemachine.events import Event
 from statemachine.flows import apply_cluster_step, apply_event
-from statemachine.model import BucketState
+from statemachine.model import BucketState, SavedTopic, Topic, frozen_topic, save_topic
+from statemachine.rows import PartitionWindowRow
 
 __all__ = ["BucketState", "Fold", "Outputs", "ReplayConfig", "apply_order", "bucket_of",
            "gc_paused", "replay"]
 
 _SEQ = attrgetter("seq")
+# NamedTuple rows built at C speed (a NamedTuple's own __new__ is a Python function).
+_new = tuple.__new__
 
 
 def bucket_of(cluster: str, topic: str, buckets: int) -> int:
@@ -97,6 +101,7 @@ def replay(
     flush: Flush | None = None,
     flush_rows: int = 200_000,
     until: int | None = None,
+    eager: bool = False,
 ) -> tuple[BucketState, Outputs]:
     """Fold `events` (any order) and the timeline's cluster steps after the saved watermark
     into `state`. Returns the new state and every output row.
@@ -112,9 +117,13 @@ def replay(
     With `until`, the cluster steps after the last event are applied only up to seq
     `until` (the end of the log this batch of events was planned from); the steps beyond it
     wait for the next replay, whose events may come before them.
+
+    The state tables hold the partitions whose saved state the replay changed (all of
+    them when `state` is None); `eager` thaws every saved topic up front instead of the
+    touched ones (the same rows: the tests compare the two).
     """
     with gc_paused():
-        fold = Fold(state, timeline, config, flush, flush_rows, until)
+        fold = Fold(state, timeline, config, flush, flush_rows, until, eager)
         fresh = list(events)
         _sort(fresh)
         fold.feed(fresh, checked=False)
@@ -126,6 +135,16 @@ class Fold:
     (each piece after the previous one), `finish` applies the remaining cluster steps and
     returns the state and the rows left. A group too large to hold in memory is folded
     from a merge of sorted runs this way. `out` may be taken and cleared between pieces.
+
+    Saved topics stay frozen until something touches them (`_thaw`): an event of the
+    topic, a cluster step on a broker with a replica or leader of it, a broker change while
+    it has a partition Kafka retries at every broker change, a failover (every topic), and
+    from the start a topic queued for deletion (every deletion activity walks it). A
+    night's cost then follows what it reads, not the size of the bucket. `finish` saves
+    the thawed topics again and emits the state rows of the partitions whose saved state
+    changed; the others keep their saved bytes. With `every_row` it emits every
+    partition's, as a fold from nothing does: a what-if variant going on from another
+    fold's `cut` lists the state a replay of its own log would.
     """
 
     def __init__(
@@ -136,13 +155,23 @@ class Fold:
         flush: Flush | None = None,
         flush_rows: int = 200_000,
         until: int | None = None,
+        eager: bool = False,
+        every_row: bool = False,
     ) -> None:
         state = state or BucketState()
-        with gc_paused():
-            topics = state.thaw()
-        self.ctx = ControllerContext(config or ReplayConfig(), timeline, topics)
+        eager = eager or every_row
+        self.ctx = ControllerContext(config or ReplayConfig(), timeline, {})
         self.out = self.ctx.out
         self.watermark = state.watermark
+        self.saved = dict(state.topics)
+        self.frozen = dict(self.saved)  # saved topics not thawed yet
+        self.before: dict[str, tuple[Any, ...]] = {}  # a thawed topic's frozen tuple
+        with gc_paused():
+            for name, saved in state.topics:
+                if eager or saved.queued:
+                    self._thaw(name)
+        if every_row:  # every partition's state rows at the end, as from a fresh fold
+            self.before.clear()
         # Cluster steps are applied in order below, so after each one the context holds
         # exactly `timeline.state_at(seq)`; start from the state at the watermark.
         self.ctx.set_cluster(timeline.state_at(self.watermark))
@@ -151,6 +180,37 @@ class Fold:
         self.last_seq = -1  # of the last event applied
         self.last_key: tuple[int, int, str, int, str] | None = None
         self.flush, self.flush_rows, self.until = flush, flush_rows, until
+
+    def _thaw(self, name: str) -> None:
+        saved = self.frozen.pop(name, None)
+        if saved is None:
+            return
+        frozen = frozen_topic(saved)
+        self.before[name] = frozen
+        self.ctx.adopt(Topic.thaw(frozen))
+
+    def _wake(self, step: ClusterStep) -> None:
+        """Thaw the saved topics `step` can touch."""
+        frozen = self.frozen
+        if not frozen or step.kind == DELETION:  # queued topics are thawed already
+            return
+        if step.kind == FAILOVER:
+            for name in list(frozen):
+                self._thaw(name)
+            return
+        brokers = {*step.new, *step.bounced, *step.dead, step.broker,
+                   *step.shutting_down_before, *step.shutting_down_after,
+                   *(step.live_before ^ step.live_after)}
+        live = step.live_before
+        for name, saved in list(frozen.items()):
+            if saved.electable or any(b in brokers for b in saved.brokers) or any(
+                    b not in live for b in saved.leaders):
+                self._thaw(name)
+
+    def _apply_step(self, step: ClusterStep) -> None:
+        self._wake(step)
+        apply_cluster_step(self.ctx, step)
+        self._flushed()
 
     def _flushed(self) -> None:
         if self.flush is not None and self.out.event_rows() >= self.flush_rows:
@@ -168,6 +228,7 @@ class Fold:
         i, n = self.step, len(steps)
         last_key = self.last_key
         flush = self.flush
+        frozen = self.frozen
         try:
             for e in events:
                 if e.seq <= watermark:
@@ -183,9 +244,10 @@ class Fold:
                 while i < n and (steps[i].seq < e.seq or (
                         steps[i].seq == e.seq and steps[i].kind != DELETION
                         and e.event_type != ET.PARTITION_SNAPSHOT)):
-                    apply_cluster_step(ctx, steps[i])
-                    self._flushed()
+                    self._apply_step(steps[i])
                     i += 1
+                if e.topic in frozen:
+                    self._thaw(e.topic)
                 apply_event(ctx, e)
                 out.applied += 1
                 self.last_seq = e.seq
@@ -204,22 +266,58 @@ class Fold:
             steps = self.steps
             i, n = self.step, len(steps)
             while i < n and steps[i].seq < seq:
-                apply_cluster_step(self.ctx, steps[i])
-                self._flushed()
+                self._apply_step(steps[i])
                 i += 1
             self.step = i
             last = max(self.last_seq, steps[i - 1].seq if i else -1, self.watermark)
-            return BucketState.freeze(last, self.ctx.topics)
+            topics = self.ctx.topics
+            return BucketState(last, tuple(
+                (name, self.frozen[name] if name not in topics else save_topic(topics[name]))
+                for name in sorted({*self.frozen, *topics})))
 
     def finish(self) -> tuple[BucketState, Outputs]:
         with gc_paused():
             steps, until = self.steps, self.until
             i, n = self.step, len(steps)
             while i < n and (until is None or steps[i].seq <= until):
-                apply_cluster_step(self.ctx, steps[i])
-                self._flushed()
+                self._apply_step(steps[i])
                 i += 1
             self.step = i
             last = max(self.last_seq, steps[i - 1].seq if i else -1, self.watermark)
-            self.ctx.emit_states()
-            return BucketState.freeze(last, self.ctx.topics), self.out
+            return BucketState(last, self._save()), self.out
+
+    def _save(self) -> tuple[tuple[str, SavedTopic], ...]:
+        """Every topic saved, in name order: a thawed one saved again, with the state rows
+        of its partitions whose saved state changed; the windows still open, of every
+        topic (each run lists them)."""
+        topics, windows = self.ctx.topics, self.out.partition_windows
+        saved: list[tuple[str, SavedTopic]] = []
+        for name in sorted({*self.frozen, *topics}):
+            topic = topics.get(name)
+            if topic is None:
+                kept = self.frozen[name]
+            else:
+                frozen = topic.freeze()
+                before = self.before.get(name)
+                if frozen == before:
+                    kept = self.saved[name]
+                else:
+                    kept = save_topic(topic, frozen)
+                    self._emit_changed(topic, frozen, before)
+            saved.append((name, kept))
+            windows.extend(_new(PartitionWindowRow, w) for w in kept.windows)
+        return tuple(saved)
+
+    def _emit_changed(self, topic: Topic, frozen: tuple[Any, ...],
+                      before: tuple[Any, ...] | None) -> None:
+        """The state rows of `topic`'s partitions whose frozen form differs from `before`
+        (every partition when the topic is new or its queued-for-deletion flag changed)."""
+        parts = topic.sorted_parts()
+        if before is None or before[1] != frozen[1]:  # queued_for_deletion is in every row
+            for part in parts:
+                self.ctx.emit_state(topic, part)
+            return
+        old = {p[0]: p for p in before[5]}
+        for part, now in zip(parts, frozen[5], strict=True):
+            if old.get(part.partition) != now:
+                self.ctx.emit_state(topic, part)

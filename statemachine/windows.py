@@ -78,6 +78,8 @@ from statemachine.model import (
     OpenWindow,
     Part,
     Topic,
+    incident_of,
+    open_window_rows,
     window_mask,
 )
 from statemachine.rows import PartitionWindowRow
@@ -123,13 +125,6 @@ class WindowView(Protocol):
 
     def mark(self, part: Part) -> None: ...
     def topics_on(self, brokers: Iterable[int]) -> list[Topic]: ...
-
-
-def incident_of(kind: str, start_seq: int) -> int | None:
-    """The incident a window belongs to: the seq of the controller event that opened it,
-    for the kinds that make incidents; None for the others. A function of the window
-    alone, so that every replay group, every rerun and every night agree on it."""
-    return start_seq if kind in INCIDENT_KINDS else None
 
 
 def conditions(part: Part, queued: bool, available: frozenset[int], min_isr: int) -> int:
@@ -323,10 +318,4 @@ def settle_step(ctx: WindowView, step: ClusterStep, leaders: dict[Part, int]) ->
 
 def open_rows(topic: str, part: Part) -> list[PartitionWindowRow]:
     """The windows `part` still has open, as rows without an end, sorted by kind."""
-    windows = part.windows
-    if not windows:
-        return []
-    return [PartitionWindowRow(topic, part.partition, kind, w.start_seq, w.start_ts, None,
-                               None, None, w.cause_event, w.cause_broker, None, None,
-                               incident_of(kind, w.start_seq))
-            for kind, w in sorted(windows.items())]
+    return [_new(PartitionWindowRow, w) for w in open_window_rows(topic, part)]

@@ -15,7 +15,9 @@ from typing import NamedTuple
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from jobs.common.states import read_state
 from jobs.common.tables import path_exists, read_table, read_table_or_empty, table_path
+from schemas.tables import STATE_TABLES
 
 # The tables the audit reads; each must have the run's partition.
 AUDITED_TABLES = (
@@ -91,7 +93,11 @@ def read_inputs(spark: SparkSession, tables_dir: str, run_id: str,
     def of_run(table: str) -> DataFrame:
         return whole(table).where(F.col("run_id") == run_id)
 
-    frames = {t: of_run(t) for t in AUDITED_TABLES}
+    def state(table: str) -> DataFrame:  # the whole state after the run
+        df = read_state(spark, tables_dir, table, run_id)
+        return df if cluster is None else df.where(F.col("cluster") == cluster)
+
+    frames = {t: state(t) if t in STATE_TABLES else of_run(t) for t in AUDITED_TABLES}
     bounds = run_bounds(frames)
     return AuditInputs(
         run_id=run_id,

@@ -25,13 +25,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 
 from jobs.bench.core import CACHE, REPO_ROOT, cached_log, read_log
 from jobs.bench.job import run_spark, write_reports
+from jobs.common.state_arrow import arrow_state
 from schemas.tables import STATE_TABLES
 
 WORK = REPO_ROOT / "out" / "bench-nightly"
@@ -53,9 +52,8 @@ def split_log(events_dir: Path, target: Path, share: float) -> tuple[Path, Path,
 
 
 def state_rows(out_dir: Path, table: str, run_id: str) -> list[str]:
-    part = ds.partitioning(pa.schema([("run_id", pa.string())]), flavor="hive")
-    rows = ds.dataset(out_dir / table, format="parquet", partitioning=part).to_table(
-        filter=pc.field("run_id") == run_id).drop_columns(["run_id"])
+    """The whole state after `run_id` (a night's own rows plus its earlier runs')."""
+    rows = arrow_state(out_dir, table, run_id).drop_columns(["run_id"])
     return sorted(map(repr, rows.to_pylist()))
 
 

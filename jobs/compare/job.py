@@ -44,6 +44,7 @@ from pyspark.sql import Row as SparkRow
 from pyspark.sql import functions as F
 
 from jobs.common.cli import command_parser
+from jobs.common.states import read_state
 from jobs.common.tables import list_names, path_exists, read_table_or_empty, table_path
 from jobs.compare.brokers import BROKER_KINDS, BrokerRow, compare_brokers
 from jobs.compare.partitions import (
@@ -61,6 +62,7 @@ from schemas.compare import (
     COMPARED_SCHEMA,
     REPLAYED_SCHEMA,
 )
+from schemas.tables import STATE_TABLES
 from statemachine.rows import APPLIED, FAILED
 
 PARTITION_KEY = ("cluster", "topic", "partition")
@@ -116,6 +118,8 @@ def read_replay_table(spark: SparkSession, base: str, table: str, run_id: str | 
     """A replay table with its schema from `schemas.tables`; a table directory the replay
     did not write (no partition created in the excerpt, every replica deleted, an output
     written before every run wrote every table) reads as an empty table."""
+    if run_id is not None and table in STATE_TABLES:
+        return read_state(spark, base, table, run_id)  # the whole state after the run
     df = read_table_or_empty(spark, base, table)
     if run_id is not None:
         df = df.filter(F.col("run_id") == run_id)

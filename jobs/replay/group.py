@@ -49,6 +49,7 @@ from statemachine.events import Event
 from statemachine.model import BucketState
 from statemachine.replay import Fold, gc_paused, replay
 from statemachine.rows import FindingRow
+from statemachine.states import PARTITION_NAMES
 
 # Core output list -> table name: the state tables (once, after the fold) and the per-event
 # tables (taken in chunks of FLUSH_ROWS while the fold runs, the rest after it).
@@ -175,9 +176,9 @@ class GroupOutput:
         out.findings.extend(_late_finding(e, late_through) for e in out.late)
         self.emit(out, STATE_TABLES + EVENT_TABLES, shared)
         self.add("quarantine", quarantined)
-        states = Counter(p.state for p in out.partition_states)
-        offline = sorted((p.topic, p.partition) for p in out.partition_states
-                         if p.state == "OfflinePartition")[:OFFLINE_LISTED]
+        # Of the whole state: the state tables hold only the partitions the run changed.
+        states = {PARTITION_NAMES[s]: n for s, n in new_state.partitions_by_state().items()}
+        offline = new_state.offline_partitions(OFFLINE_LISTED)
         counts = GroupCounts(
             rows_read=tally.valid + tally.quarantined,
             rows_applied=out.applied,

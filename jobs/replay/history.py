@@ -20,6 +20,7 @@ files are scanned again next time.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from urllib.parse import unquote
 
@@ -54,6 +55,10 @@ class History:
     # (killed before its marker) scans nothing new and reports the same facts.
     run_id: str | None = None
     run_facts: dict[str, SeqFacts] = field(default_factory=dict)
+    # The runs whose state rows make up the state after `run_id`, oldest first
+    # (`run_summary.state_runs`). A history written before them: `run_id` alone, which
+    # wrote the whole state as every run then did.
+    state_runs: tuple[str, ...] = ()
 
 
 def _path(checkpoint: str) -> str:
@@ -76,16 +81,18 @@ def load_history(spark: SparkSession, checkpoint: str, buckets: int) -> History 
     applied = {c: int(seq) for c, seq in saved.get("applied_through", {}).items()}
     ends = {c: int(t) for c, t in saved.get("period_end", {}).items()}
     seen = {c: int(seq) for c, seq in saved.get("seen_through", {}).items()}
+    run_id = saved.get("run_id")
+    chain = saved.get("state_runs") or ([run_id] if run_id else [])
     return History(frozenset(saved["files"]), log_scan(saved["clusters"], events, buckets),
-                   applied, ends, seen, saved.get("run_id"),
-                   facts_from_json(saved.get("run_facts", {})))
+                   applied, ends, seen, run_id,
+                   facts_from_json(saved.get("run_facts", {})), tuple(chain))
 
 
 def save_history(spark: SparkSession, checkpoint: str, files: list[str], scan: LogScan,
                  applied_through: dict[str, int],
                  period_end: dict[str, int] | None = None,
                  seen_through: dict[str, int] | None = None,
-                 run_id: str | None = None) -> None:
+                 run_id: str | None = None, state_runs: Sequence[str] = ()) -> None:
     """Replace the history (written aside, then renamed over the old one)."""
     text = json.dumps({
         "format": HISTORY_FORMAT,
@@ -98,6 +105,7 @@ def save_history(spark: SparkSession, checkpoint: str, files: list[str], scan: L
         "seen_through": dict(sorted((seen_through or {}).items())),
         "run_id": run_id,
         "run_facts": facts_to_json(scan.facts),
+        "state_runs": list(state_runs),
     }, separators=(",", ":"))
     path = _path(checkpoint)
     write_text(spark, f"{path}.tmp", text + "\n")

@@ -395,6 +395,14 @@ def stream_stage(spark: SparkSession, s: Settings, timeline: TimelineStage,
 
 # -- summary stage -------------------------------------------------------------------------
 
+def state_chain(history: History | None, run_id: str) -> list[str]:
+    """The runs whose state rows make up the state after this run (`run_summary.state_runs`):
+    those of the generation's last committed run, then this one. A run on a new checkpoint
+    generation (a first run, a `--rebuild`) wrote every partition: itself alone."""
+    earlier = history.state_runs if history is not None else ()
+    return [r for r in earlier if r != run_id] + [run_id]
+
+
 def summary_stage(spark: SparkSession, s: Settings, timeline: TimelineStage,
                   ledger: RunLedger, clock: StageClock) -> None:
     """The run's summary from every batch it committed (a rerun's and a killed attempt's
@@ -412,9 +420,10 @@ def summary_stage(spark: SparkSession, s: Settings, timeline: TimelineStage,
     clock.seconds["summary"] = clock.since(start)
     clock.seconds["total"] = clock.since(clock.t0)
     facts = timeline.scan.facts
+    chain = state_chain(timeline.history, s.run_id)
     summary = summary_batches(counts, rollups, len(ledger.records), s.run_id, s.buckets,
                               clock.started_at, datetime.now(UTC), clock.seconds, facts,
-                              s.superseded)
+                              s.superseded, chain)
     write_arrow(spark, summary, s.out, "run_summary", s.run_id)
     # The incidents the run touched, over the windows of every run of the checkpoint, and
     # what changed in the run.
@@ -435,7 +444,7 @@ def summary_stage(spark: SparkSession, s: Settings, timeline: TimelineStage,
         if f.seq_max is not None:
             seen[cluster] = max(seen.get(cluster, f.seq_max), f.seq_max, applied.get(cluster, -1))
     save_history(spark, s.checkpoint, timeline.log_files, timeline.scan, applied, ends, seen,
-                 s.run_id)
+                 s.run_id, chain)
     faults.reached("history_saved")
     write_text(spark, s.marker,
                json.dumps({"run_id": s.run_id, "batches": len(ledger.records)}) + "\n")

@@ -139,9 +139,9 @@ class BatchSink:
         counts, table_rows, replayed = tally_rows(tagged)
         for table in REPLAY_TABLES:
             if table in STATE_TABLES and not first:
-                now = supersede_state_rows(spark, staged_frame(spark, staging, table),
-                                           self.out_dir, table, self.run_id, self.buckets,
-                                           replayed)
+                now = supersede_state_rows(
+                    spark, staged_frame(spark, staging, table), self.out_dir, table,
+                    self.run_id, staged_frame(spark, staging, "partition_states"))
                 for cluster, n in now.items():
                     counts.setdefault(cluster, ClusterCounts()).rows_written[table] = n
             elif not staging.commit(spark, table, replace=first) and first:
@@ -210,9 +210,13 @@ class BatchSink:
                 .mapInArrow(decoder(table, self.run_id), TABLES[table])
             )
             if table in STATE_TABLES and not first:
-                # A later batch of the run: its buckets' rows replace the earlier ones.
+                # A later batch of the run: its partitions' rows replace the earlier ones.
+                changed = (payloads.where(F.col("table") == "partition_states")
+                           .select("cluster", "payload")
+                           .mapInArrow(decoder("partition_states", self.run_id),
+                                       TABLES["partition_states"]))
                 now = supersede_state_rows(batch.sparkSession, df, self.out_dir, table,
-                                           self.run_id, self.buckets, replayed)
+                                           self.run_id, changed)
                 for cluster, n in now.items():
                     counts.setdefault(cluster, ClusterCounts()).rows_written[table] = n
                 continue

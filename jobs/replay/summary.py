@@ -30,9 +30,12 @@ def summary_batches(
     seconds: dict[str, float],
     facts: Mapping[str, SeqFacts] | None = None,
     superseded: Sequence[str] = (),
+    state_runs: Sequence[str] = (),
 ) -> list[pa.RecordBatch]:
     """One row per cluster; a run that read nothing still has one (of the default cluster,
-    all zeros), so that a scheduler can tell "no events" from "did not run"."""
+    all zeros), so that a scheduler can tell "no events" from "did not run". `state_runs`:
+    the runs whose state rows make up the state after this one (none given: the run
+    wrote the whole state itself)."""
     stage = sorted((k, round(v, 3)) for k, v in seconds.items())
     facts = facts or {}
     out = []
@@ -46,7 +49,7 @@ def summary_batches(
             sorted(c.findings_by_kind.items()), sorted(c.partitions_by_state.items()),
             sorted(c.rows_written.items()), r.seconds, sorted(r.by_topic.items()),
             sorted(r.by_cause_broker.items()), stage, r.period_start_us, r.period_end_us,
-            *continuity(f), list(superseded),
+            *continuity(f), list(superseded), list(state_runs) or [run_id],
         )
         out.append(rows_to_record_batch("run_summary", cluster, run_id, [row]))
     return out

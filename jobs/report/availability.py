@@ -9,6 +9,7 @@ from typing import NamedTuple
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from jobs.common.state_arrow import arrow_state
 from jobs.report.formats import seconds as seconds_text
 from jobs.report.tables import microseconds, open_table, read
 from jobs.report.timeline import TimeRange
@@ -154,9 +155,8 @@ def _offline_partitions(tables_dir: Path, run_id: str) -> int | None:
         return sum(int(dict(m).get(OFFLINE_STATE) or 0) for m in maps)
     if not (tables_dir / "partition_states").is_dir():
         return None
-    states = read(open_table(tables_dir, "partition_states"), run_id, ["state"],
-                  pc.field("state") == OFFLINE_STATE)
-    return int(states.num_rows)
+    states = arrow_state(tables_dir, "partition_states", run_id).column("state")
+    return int(pc.sum(pc.equal(states, OFFLINE_STATE)).as_py() or 0)
 
 
 def offline_at_end(tables_dir: Path, run_id: str) -> OfflineAtEnd:

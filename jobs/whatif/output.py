@@ -9,6 +9,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from jobs.common.states import read_state
 from jobs.common.tables import (
     delete_path,
     path_exists,
@@ -16,6 +17,7 @@ from jobs.common.tables import (
     read_table_or_empty,
     table_path,
 )
+from schemas.tables import STATE_TABLES
 from schemas.whatif import BASELINE, IMPACT_TABLES, VARIANT_SEPARATOR, WHATIF_TABLES
 
 ALL_TABLES: dict[str, T.StructType] = {**WHATIF_TABLES, **IMPACT_TABLES}
@@ -64,9 +66,13 @@ def publish(spark: SparkSession, staging: str, out_dir: str, run_id: str,
     for table in WHATIF_TABLES:
         df = split_variant(read_table(spark, staging, table).where(F.col("run_id") == run_id))
         if baseline_dir is not None:
-            # A baseline written before a table existed contributes no rows to it.
-            base = read_table_or_empty(spark, baseline_dir, table) \
-                .where(F.col("run_id") == F.lit(source_run)) \
+            assert source_run is not None
+            # A state table of a nightly output lists each run's changes: the whole state
+            # after the run is read through its chain of runs. A baseline written before a
+            # table existed contributes no rows to it.
+            base = (read_state(spark, baseline_dir, table, source_run) if table in STATE_TABLES
+                    else read_table_or_empty(spark, baseline_dir, table)
+                    .where(F.col("run_id") == F.lit(source_run))) \
                 .withColumn("variant", F.lit(BASELINE)).withColumn("run_id", F.lit(run_id))
             df = df.unionByName(base)
         write_whatif_table(spark, df, out_dir, table, run_id)

@@ -224,7 +224,7 @@ def _feed_with_cuts(fold: Fold, events: Iterator[Event], cuts: list[int],
 def fold_from(v: VariantInput, start: BucketState | None, applied: int, rows: Rows,
                injected: list[Event], cut: int, emit: Emit) -> Forked:
     fold = Fold(start, v.timeline, v.config, flush=lambda out: emit([v.composite], out),
-                flush_rows=FLUSH_ROWS, until=v.horizon)
+                flush_rows=FLUSH_ROWS, until=v.horizon, every_row=cut >= 0)
     piece: list[Event] = []
     for e in v.events(rows(), injected):
         if e.seq < cut:

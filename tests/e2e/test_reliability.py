@@ -16,6 +16,7 @@ import pyarrow.parquet as pq
 import pytest
 from pyspark.sql import functions as F
 
+from jobs.common.states import read_state
 from jobs.common.tables import read_table
 from jobs.replay.job import main
 from schemas import event_types as ET
@@ -183,7 +184,7 @@ def _late_rows(spark: Any, buckets: int, tmp_path: Path) -> dict[str, list[Any]]
     findings = read_table(spark, str(out), "findings").where(F.col("run_id") == "d2")
     late = sorted((r["seq"], r["topic"] or "", r["broker_id"] or -1)
                   for r in findings.where(F.col("kind") == "late_event").collect())
-    states = read_table(spark, str(out), "partition_states").where(F.col("run_id") == "d2")
+    states = read_state(spark, str(out), "partition_states", "d2")
     brokers = read_table(spark, str(out), "broker_timeline")
     return {
         "late": late,

@@ -333,3 +333,32 @@ def replica_states_of(out: Outputs, topic: str, partition: int) -> dict[int, str
 def at(rows: list[Any], seq: int) -> list[Any]:
     """Rows of one event (by seq)."""
     return [r for r in rows if r.seq == seq]
+
+
+StateRows = tuple[list[Any], list[Any]]  # (partition_states rows, replica_states rows)
+
+
+def state_rows(state: BucketState) -> StateRows:
+    """The state rows of every partition `state` holds, sorted (a first replay's rows)."""
+    ctx = ControllerContext(ReplayConfig(), build_timeline([]), {})
+    for _, topic in sorted(state.thaw().items()):
+        for part in topic.sorted_parts():
+            ctx.emit_state(topic, part)
+    return ctx.out.partition_states, ctx.out.replica_states
+
+
+def merged_states(*outs: Outputs) -> StateRows:
+    """The state rows of consecutive replays added up as a reader of the tables adds up a
+    run's changes: a partition's latest row, with the replica rows of the replay that wrote
+    it."""
+    parts: dict[tuple[str, int], Any] = {}
+    replicas: dict[tuple[str, int], list[Any]] = {}
+    for out in outs:
+        changed = {(r.topic, r.partition) for r in out.partition_states}
+        parts.update({(r.topic, r.partition): r for r in out.partition_states})
+        for key in changed:
+            replicas[key] = []
+        for r in out.replica_states:
+            replicas[(r.topic, r.partition)].append(r)
+    return ([parts[k] for k in sorted(parts)],
+            [r for k in sorted(replicas) for r in replicas[k]])

@@ -70,14 +70,14 @@ def test_the_closure_of_the_group_function_pickles() -> None:
     from statemachine.cluster import build_timeline
     from statemachine.context import ReplayConfig
     from statemachine.events import Event
-    from statemachine.model import BucketState
+    from statemachine.model import BucketState, Topic
 
     timeline = build_timeline([
         Event(1, None, "ControllerFailover", broker_id=0, brokers=(0, 1)),
         Event(2, None, "BrokerFailure", broker_id=1),
     ])
     config = ReplayConfig(min_insync_replicas=2, kafka_version="2.0", scala_binary="2.12")
-    state = BucketState(7, (("t", False, False, False, None, ()),))
+    state = BucketState.freeze(7, {"t": Topic("t")})
     back = pickle.loads(pickle.dumps((timeline, config, state)))
     assert back == (timeline, config, state)
     assert back[1].profile == config.profile and back[0].state_at(2) == timeline.state_at(2)

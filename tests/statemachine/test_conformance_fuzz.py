@@ -53,6 +53,9 @@ class World:
         _, other = split(new)
         state = BucketState.from_bytes(self.state.to_bytes()) if self.state else None
         self.state, out = replay(state, other, self.timeline, self.config)
+        # Thawing every saved topic up front gives the same state and rows as thawing the
+        # topics the event and the cluster steps touch.
+        assert replay(state, other, self.timeline, self.config, eager=True) == (self.state, out)
         assert out.late == []
         for k, rows in self.rows.items():
             rows.extend(getattr(out, k))
@@ -66,11 +69,13 @@ class World:
         for r in out.stop_replica:
             assert r.broker_id in registered, r
         before = self.parts
-        self.parts = {(r.topic, r.partition): r for r in out.partition_states}
+        # A replay lists the partitions whose state it changed, each with all its replicas.
+        changed = {(r.topic, r.partition): r for r in out.partition_states}
+        self.parts = dict(sorted({**before, **changed}.items()))  # the generator's order
         # Every controller write of a partition not queued for deletion is propagated in
         # the same event: the last UpdateMetadata row carries the new state.
         last_um = {(u.topic, u.partition): u for u in out.update_metadata}
-        for key, r in self.parts.items():
+        for key, r in changed.items():
             old = before.get(key)
             state = (r.leader, r.isr, r.leader_epoch, r.zk_version)
             if r.leader is None or r.queued_for_deletion or (
@@ -80,8 +85,10 @@ class World:
             u = last_um.get(key)
             assert u is not None and (u.leader, u.isr, u.leader_epoch, u.zk_version) == state, (
                 r, u)
-        self.replicas = {(r.topic, r.partition, r.broker_id): r.state
-                         for r in out.replica_states}
+        replicas = {k: v for k, v in self.replicas.items() if k[:2] not in changed}
+        replicas.update({(r.topic, r.partition, r.broker_id): r.state
+                         for r in out.replica_states})
+        self.replicas = dict(sorted(replicas.items()))
         for key, r in self.parts.items():
             if r.leader is None:
                 assert r.isr is None and r.state in ("NewPartition", "NonExistentPartition")

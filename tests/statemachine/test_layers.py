@@ -38,5 +38,5 @@ def test_module_imports_nothing_above_it(module: str) -> None:
     assert not core_imports(module) & BELOW[module]
 
 
-def test_the_context_uses_the_windows_and_the_model() -> None:
-    assert {"model", "windows"} <= core_imports("context")
+def test_the_flows_use_the_windows_and_the_model() -> None:
+    assert {"model", "windows"} <= core_imports("flows")

@@ -16,7 +16,7 @@ from statemachine.context import Outputs
 from statemachine.events import Event
 from statemachine.model import BucketState
 from statemachine.replay import Fold, apply_order, bucket_of, replay
-from tests.helpers.core import Log, final, replay_log, split
+from tests.helpers.core import Log, final, merged_states, replay_log, split, state_rows
 
 
 def _scenario() -> Log:
@@ -104,8 +104,10 @@ def test_two_halves_equal_one_replay(cut: int) -> None:
     s2, out2 = replay(resumed, [e for e in other if e.seq > cut], build_timeline(cluster))
 
     assert s2 == one_state
-    assert out2.partition_states == one.partition_states
-    assert out2.replica_states == one.replica_states
+    # The second run lists the partitions it changed; added to the first run's, they are
+    # the whole state, as the saved state is.
+    assert merged_states(out1, out2) == (one.partition_states, one.replica_states)
+    assert state_rows(s2) == (one.partition_states, one.replica_states)
     for name, rows in _rows(one).items():
         assert _rows(out1)[name] + _rows(out2)[name] == rows, name
     assert out1.applied + out2.applied == one.applied
@@ -128,7 +130,7 @@ def test_a_batch_capped_at_its_horizon_then_the_rest_equal_one_replay(cut: int) 
                       [e for e in other if e.seq > cut], timeline, until=log.seq)
     assert out2.late == []
     assert s2 == one_state
-    assert out2.partition_states == one.partition_states
+    assert merged_states(out1, out2) == (one.partition_states, one.replica_states)
     for name, rows in _rows(one).items():
         assert _rows(out1)[name] + _rows(out2)[name] == rows, name
 
@@ -145,11 +147,10 @@ def test_late_events_are_returned_not_applied() -> None:
     assert out.late == late
     assert out.applied == 1
     assert s2.watermark == state.watermark + 1
-    # The late ones changed nothing: the a-0 state is as before.
-    before = {r.partition: r for r in replay(state, [], build_timeline(cluster))[1]
-              .partition_states if r.topic == "a"}
-    after = {r.partition: r for r in out.partition_states if r.topic == "a"}
-    assert after[0] == before[0]
+    # The late ones changed nothing: the replay lists a-2 alone, and a-0 is as saved.
+    assert [(r.topic, r.partition) for r in out.partition_states] == [("a", 2)]
+    assert state_rows(s2)[0][0] == state_rows(state)[0][0]
+    assert (state_rows(s2)[0][0].topic, state_rows(s2)[0][0].partition) == ("a", 0)
 
 
 def test_input_order_does_not_matter() -> None:
@@ -239,3 +240,37 @@ def test_topic_rows_do_not_depend_on_group_members() -> None:
 def test_bucket_of_is_stable() -> None:
     assert bucket_of("default", "a", 16) == bucket_of("default", "a", 16)
     assert 0 <= bucket_of("default", "orders", 7) < 7
+
+
+def test_a_night_thaws_and_lists_only_what_it_touches() -> None:
+    """A replay on a saved state thaws the topics its events touch and leaves the others'
+    saved bytes as they were; its state rows are the partitions it changed; a cluster
+    step thaws the topics on its broker."""
+    log = Log()
+    log.failover(0, [0, 1, 2])
+    log.create("a", 0, [0, 1])
+    log.create("a", 1, [1, 0])
+    log.create("b", 0, [2])
+    cluster, other = split(log.events)
+    state, _ = replay(None, other, build_timeline(cluster))
+    before = dict(state.topics)
+
+    log.isr("a", 0, [0], leader_epoch=0)
+    fold = Fold(state, build_timeline(cluster))
+    fold.feed(split(log.events)[1][-1:])
+    night, out = fold.finish()
+    assert set(fold.frozen) == {"b"}
+    assert dict(night.topics)["b"] is before["b"]
+    assert [(r.topic, r.partition) for r in out.partition_states] == [("a", 0)]
+    assert {(r.topic, r.partition) for r in out.replica_states} == {("a", 0)}
+    assert night.partitions_by_state() == state.partitions_by_state()
+
+    # Broker 2 fails: only b has a replica on it.
+    log.failure(2)
+    cluster, _ = split(log.events)
+    fold = Fold(night, build_timeline(cluster))
+    after, out = fold.finish()
+    assert set(fold.frozen) == {"a"}
+    assert [(r.topic, r.partition, r.state) for r in out.partition_states] == [
+        ("b", 0, "OfflinePartition")]
+    assert after.offline_partitions(10) == [("b", 0)]

@@ -28,6 +28,7 @@ from __future__ import annotations
 import json
 import pickle
 from dataclasses import dataclass, field
+from typing import Any
 
 from pyarrow import fs as pafs
 
@@ -55,6 +56,48 @@ class KraftState:
     clusters: dict[str, ClusterState] = field(default_factory=dict)
     runs: list[str] = field(default_factory=list)  # the run ids folded into it, in order
     format: int = FORMAT
+
+
+def _native_attrs(cls: type) -> tuple[str, ...] | None:
+    """The attributes of a class compiled by mypyc (with those of interpreted subclasses'
+    slots); None for a class of plain Python."""
+    names: list[str] = []
+    native = False
+    for k in cls.__mro__:
+        found = vars(k).get("__mypyc_attrs__")
+        if found is not None:
+            native = True
+            names += list(found)
+        slots = vars(k).get("__slots__", ())
+        names += [slots] if isinstance(slots, str) else list(slots)
+    return tuple(dict.fromkeys(names)) if native else None
+
+
+def _rebuilt_native(cls: type, attrs: dict[str, Any]) -> Any:
+    """An object of a compiled core class, from its attributes. A compiled class's
+    `__new__` runs its `__init__`, so the object is made with the arguments `__init__`
+    needs (a `Topic`'s name, a `Part`'s partition and topic), then given the rest."""
+    if "parts" in attrs:
+        obj = cls(attrs["name"])
+    elif "partition" in attrs:
+        obj = cls(attrs["partition"], attrs["topic"])
+    else:
+        obj = cls()
+    for name, value in attrs.items():
+        setattr(obj, name, value)
+    return obj
+
+
+class _StatePickler(pickle.Pickler):
+    """Pickles the core's compiled classes through their attributes: their own pickling
+    cannot make one back (`_rebuilt_native`). The sources' classes pickle as usual."""
+
+    def reducer_override(self, obj: Any) -> Any:
+        attrs = _native_attrs(type(obj))
+        if attrs is None:
+            return NotImplemented
+        return _rebuilt_native, (type(obj), {a: getattr(obj, a) for a in attrs
+                                             if hasattr(obj, a)})
 
 
 class Checkpoint:
@@ -88,7 +131,7 @@ class Checkpoint:
         self.fs.create_dir(self._path("runs"), recursive=True)
         tmp = self._path(f".{STATE_FILE}.{run_id}")
         with self.fs.open_output_stream(tmp) as f:
-            f.write(pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL))
+            _StatePickler(f, protocol=pickle.HIGHEST_PROTOCOL).dump(state)
         self.fs.move(tmp, self._path(STATE_FILE))
         with self.fs.open_output_stream(self._path("runs", f"{run_id}.json")) as f:
             f.write((json.dumps({"run_id": run_id, "profile": state.profile,

@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from pyspark.sql import functions as F
 
+from jobs.common.states import read_state
 from jobs.common.tables import read_table
 from jobs.replay.job import main
 from schemas import event_types as ET
@@ -85,6 +85,6 @@ def test_cross_topic_rows_over_two_nightly_runs(spark: Any, tmp_path: Path) -> N
     write_log(events, DAY2, "day2")
     _run(events, out, "d2", 4, "--checkpoint", str(chk))
     assert _changes(spark, out) == _core_changes()
-    states = read_table(spark, str(out), "replica_states").where(F.col("run_id") == "d2")
+    states = read_state(spark, str(out), "replica_states", "d2")
     assert [(r["topic"], r["broker_id"], r["state"]) for r in states.collect()] == [
         (DOOMED, 3, "OfflineReplica")]

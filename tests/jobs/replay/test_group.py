@@ -148,8 +148,10 @@ def test_late_rows_are_findings_and_state_resumes() -> None:
     assert json.loads(counts["findings_by_kind"]) == {"late_event": 1}
     [f] = out["findings"]
     assert (f[0], f[2], f[3], f[5]) == (4, "t", 0, "late_event")
-    # The partition is still there: the state came back from GroupState.
-    assert [p[:3] for p in out["partition_states"]] == [("t", 0, "OnlinePartition")]
+    # The partition is still there (the state came back from GroupState), unchanged: the
+    # run lists no state row for it, and counts it.
+    assert "partition_states" not in out
+    assert json.loads(counts["partitions_by_state"]) == {"OnlinePartition": 1}
 
 
 def test_wake_horizon_keeps_a_re_executed_batch_from_overtaking_the_next() -> None:

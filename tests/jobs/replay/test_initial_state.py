@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from pyspark.sql import functions as F
 
+from jobs.common.states import read_state
 from jobs.replay.job import main
 from jobs.replay.seed import InitialStateError, read_initial_state, seed_rows
 from schemas import event_types as ET
@@ -70,7 +71,7 @@ def test_a_missing_initial_state_file_is_one_line_and_exit_2(tmp_path: Path,
 
 
 def _states(spark: Any, out: Path, run_id: str) -> dict[int, tuple[Any, ...]]:
-    df = spark.read.parquet(str(out / "partition_states")).where(F.col("run_id") == run_id)
+    df = read_state(spark, str(out), "partition_states", run_id)  # the state after the run
     return {r.partition: (r.state, r.leader, list(r.isr or []), r.leader_epoch)
             for r in df.where(F.col("topic") == "old").collect()}
 
