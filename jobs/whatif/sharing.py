@@ -19,6 +19,7 @@ from __future__ import annotations
 import dataclasses
 import heapq
 from bisect import bisect_left
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -38,7 +39,7 @@ Rows = Callable[[], Iterator[Row]]  # the group's distinct log rows in fold orde
 Emit = Callable[[Sequence[str], Outputs], None]  # rows to the outputs of these variants
 FLUSH_ROWS = 200_000
 FEED_ROWS = 20_000  # events fed to a fold at a time
-_SEQ = Event._fields.index("seq")
+_SEQ, _EVENT_TYPE, _ISR = map(Event._fields.index, ("seq", "event_type", "isr"))
 
 
 @dataclass(frozen=True)
@@ -57,12 +58,26 @@ class VariantInput:
     # The first seq where its timeline differs from the reference's (None: never; -1: from
     # the start), computed once on the driver.
     timeline_differs: int | None = None
+    # Its drops by the event type they name (None: any type), so that a row is matched
+    # only against the drops that can match it (a failure's own drops name broker events).
+    drops_by_type: dict[str | None, tuple[Drop, ...]] = field(init=False, compare=False,
+                                                             repr=False)
+
+    def __post_init__(self) -> None:
+        by_type: dict[str | None, list[Drop]] = {}
+        for d in self.drops:
+            by_type.setdefault(d.get("event_type"), []).append(d)
+        object.__setattr__(self, "drops_by_type",
+                           {k: tuple(v) for k, v in by_type.items()})
 
     def edit(self, row: Row) -> Event | None:
         """The log's row as this variant has it; None when it drops it."""
         e = Event._make(row)
-        if self.drops and any(drop_matches(d, self.cluster, e) for d in self.drops):
-            return None
+        if self.drops:
+            by_type = self.drops_by_type
+            for d in (*by_type.get(e.event_type, ()), *by_type.get(None, ())):
+                if drop_matches(d, self.cluster, e):
+                    return None
         if e.event_type == ET.CONTROLLER_FAILOVER and e.seq in self.failovers:
             e = self.failovers[e.seq]
         if self.points and e.seq is not None:
@@ -74,9 +89,15 @@ class VariantInput:
         return sorted((e for e in self.injected if _bucket(self.cluster, e, buckets) == bucket),
                       key=apply_order)
 
-    def events(self, rows: Iterable[Row], injected: list[Event]) -> Iterator[Event]:
-        """Its events in apply order: the edited log rows merged with its injected ones."""
-        edited = (e for e in map(self.edit, rows) if e is not None)
+    def events(self, rows: Iterable[Row], injected: list[Event],
+               since: int = -1) -> Iterator[Event]:
+        """Its events in apply order, from seq `since` on: the edited log rows merged with
+        its injected ones. A row whose seq, however renumbered, stays below `since` is
+        passed over before it is edited."""
+        ahead = len(self.points)  # the most a renumbering adds
+        edited = (e for row in rows if row[_SEQ] + ahead >= since
+                  for e in (self.edit(row),) if e is not None and e.seq >= since)
+        injected = [e for e in injected if e.seq >= since]
         return heapq.merge(edited, injected, key=apply_order) if injected else edited
 
 
@@ -107,6 +128,26 @@ def _config_difference(ref: VariantInput, v: VariantInput) -> frozenset[int] | N
     return frozenset(ref.config.held_dead) ^ frozenset(v.config.held_dead)
 
 
+def _renumbering_only(rows: Rows, ref: VariantInput, v: VariantInput,
+                      held: frozenset[int], cut: int | None) -> int | None:
+    """`divergence` of two variants whose log rows differ only by their renumbering: the
+    rows up to the first point where their injections differ are the same in both."""
+    ours, theirs = Counter(ref.points), Counter(v.points)
+    differs = sorted({*(ours - theirs), *(theirs - ours)})  # several may follow one seq
+    if differs:
+        cut = _min(cut, differs[0] + 1)
+    if not held:
+        return cut
+    for row in rows():
+        if cut is not None and row[_SEQ] >= cut:
+            break
+        if row[_EVENT_TYPE] == ET.ISR_CHANGED and held.intersection(row[_ISR] or ()):
+            e = ref.edit(row)
+            if e is not None and _reads_held(ref.timeline, e, held):
+                return _min(cut, e.seq)
+    return cut
+
+
 def _reads_held(timeline: ClusterTimeline, e: Event, held: frozenset[int]) -> bool:
     """Whether `e` is an ISR change naming a broker held dead by one variant only while
     that broker is dead (`statemachine.flows`: only then does holding it dead change how
@@ -132,6 +173,8 @@ def divergence(rows: Rows, ref: VariantInput, v: VariantInput, ref_injected: lis
     cut = v.timeline_differs
     ours, theirs = set(ref_injected), set(v_injected)
     cut = _min(cut, min((e.seq for e in ours ^ theirs), default=None))
+    if not (ref.drops or v.drops or ref.failovers or v.failovers):
+        return _renumbering_only(rows, ref, v, held, cut)
     for row in rows():
         if cut is not None and row[_SEQ] >= cut:
             break  # every later row has a later seq, in both numberings
@@ -226,9 +269,7 @@ def fold_from(v: VariantInput, start: BucketState | None, applied: int, rows: Ro
     fold = Fold(start, v.timeline, v.config, flush=lambda out: emit([v.composite], out),
                 flush_rows=FLUSH_ROWS, until=v.horizon, every_row=cut >= 0)
     piece: list[Event] = []
-    for e in v.events(rows(), injected):
-        if e.seq < cut:
-            continue
+    for e in v.events(rows(), injected, cut):
         piece.append(e)
         if len(piece) >= FEED_ROWS:
             fold.feed(piece)

@@ -128,6 +128,12 @@ def test_drops_injections_and_an_untouched_variant_fold_as_each_alone(log: Path)
         {"name": "shutdown", "inject": [
             {"at": at, "event_type": "ControlledShutdown", "broker_id": 1, "for": "5m"}]},
         {"name": "unclean-everywhere", "config": {"unclean_leader_election_enable": True}},
+        {"name": "preferred", "inject": [  # no drop: its rows differ only by their seqs
+            {"at": at, "event_type": "PreferredLeaderElection", "topic": "events-00001",
+             "partition": 0}]},
     ]})
     cuts = shared_equals_alone(variants, groups)
     assert cuts["unclean-everywhere"] == -1  # other settings: nothing is shared
+    preferred = next(v for v in variants if v.composite == "preferred")
+    assert not preferred.drops
+    assert cuts["preferred"] == min(e.seq for e in preferred.injected)
