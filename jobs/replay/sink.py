@@ -59,23 +59,21 @@ def add_shared(c: ClusterCounts, tag: str, events: int, groups: int = 1) -> None
         c.groups_shared += groups
 
 
-def tally_rows(tagged: list[Row]) -> tuple[BatchCounts, Counter[str], dict[str, set[int]]]:
-    """The batch's counts per cluster, its rows per table and the buckets it replayed per
-    cluster, from its tagged rows (staged tables: they hold no output row)."""
+def tally_rows(tagged: list[Row]) -> tuple[BatchCounts, Counter[str]]:
+    """The batch's counts per cluster and its rows per table, from its tagged rows (staged
+    tables: they hold no output row)."""
     counts: BatchCounts = {}
     table_rows: Counter[str] = Counter()
-    replayed: dict[str, set[int]] = {}
     for r in tagged:
         c = counts.setdefault(r["cluster"], ClusterCounts())
         if r["table"] == COUNTS_TAG:
-            replayed.setdefault(r["cluster"], set()).add(int(r["bucket"]))
             add_group(c, int(r["bucket"]), decode_counts(r["payload"]))
         elif r["table"] in SHARED_TAGS:
             add_shared(c, r["table"], int(r["rows"]))
         else:
             table_rows[r["table"]] += int(r["rows"])
             c.rows_written[r["table"]] += int(r["rows"])
-    return counts, table_rows, replayed
+    return counts, table_rows
 
 
 def staged_frame(spark: SparkSession, staging: StagingArea, table: str) -> DataFrame:
@@ -136,7 +134,7 @@ class BatchSink:
             spark.sparkContext.setLocalProperty(STAGING_PROPERTY, None)  # type: ignore[arg-type]
         self.fold_seconds += time.perf_counter() - started
         started = time.perf_counter()
-        counts, table_rows, replayed = tally_rows(tagged)
+        counts, table_rows = tally_rows(tagged)
         for table in REPLAY_TABLES:
             if table in STATE_TABLES and not first:
                 now = supersede_state_rows(
@@ -157,18 +155,18 @@ class BatchSink:
         batch = batch.persist(StorageLevel.DISK_ONLY)
         try:
             started = time.perf_counter()
-            counts, table_rows, replayed = self._tally(batch)
+            counts, table_rows = self._tally(batch)
             self.fold_seconds += time.perf_counter() - started
             started = time.perf_counter()
-            self._write_tables(batch, table_rows, replayed, counts, first)
+            self._write_tables(batch, table_rows, counts, first)
             self.write_seconds += time.perf_counter() - started
         finally:
             batch.unpersist()
         return counts, table_rows
 
-    def _tally(self, batch: DataFrame) -> tuple[BatchCounts, Counter[str], dict[str, set[int]]]:
-        """The batch's counts per cluster, its rows per table and the buckets it replayed
-        per cluster. The first action on the batch: it runs the stateful replay."""
+    def _tally(self, batch: DataFrame) -> tuple[BatchCounts, Counter[str]]:
+        """The batch's counts per cluster and its rows per table. The first action on the
+        batch: it runs the stateful replay."""
         summary = (
             batch.groupBy("cluster", "table")
             .agg(
@@ -182,23 +180,20 @@ class BatchSink:
         )
         counts: BatchCounts = {}
         table_rows: Counter[str] = Counter()
-        replayed: dict[str, set[int]] = {}  # cluster -> buckets this batch replayed
         for r in summary:
             c = counts.setdefault(r["cluster"], ClusterCounts())
             if r["table"] == COUNTS_TAG:
                 for group in r["counts"]:
-                    bucket = int(group["bucket"])
-                    replayed.setdefault(r["cluster"], set()).add(bucket)
-                    add_group(c, bucket, decode_counts(group["payload"]))
+                    add_group(c, int(group["bucket"]), decode_counts(group["payload"]))
             elif r["table"] in SHARED_TAGS:
                 add_shared(c, r["table"], int(r["rows"]), int(r["groups"]))
             else:
                 table_rows[r["table"]] += int(r["rows"])
                 c.rows_written[r["table"]] += int(r["rows"])
-        return counts, table_rows, replayed
+        return counts, table_rows
 
-    def _write_tables(self, batch: DataFrame, table_rows: Counter[str],
-                      replayed: dict[str, set[int]], counts: BatchCounts, first: bool) -> None:
+    def _write_tables(self, batch: DataFrame, table_rows: Counter[str], counts: BatchCounts,
+                      first: bool) -> None:
         payloads = batch.select("cluster", "table", "payload")
         # One table after the other. Submitted from 4 threads (they are independent jobs over
         # the persisted batch) they were no faster: on the bench log (1M events, 2 cores) the
