@@ -15,6 +15,7 @@ equals `rows_applied` plus the `skipped:` counts. `rows_duplicate`, `rows_quaran
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from jobs.replay.digest import Change, Window
@@ -63,6 +64,25 @@ def skipped_counts(log: ClusterLog, out: KraftOutputs, ingest_noops: int) -> Cou
     return Counter({f"{SKIPPED}{k}": v for k, v in found.items() if v})
 
 
+def run_counts(out: KraftOutputs, rows_read: int, skipped: Counter[str],
+               last_ts: int) -> ClusterCounts:
+    """The run summary's counts of one cluster's fold (one group: bucket 0), for a replay
+    and for each what-if variant alike."""
+    by_state = Counter(s.state for s in out.partition_states)
+    offline = [(s.topic, s.partition) for s in out.partition_states
+               if s.state == "OfflinePartition"]
+    return ClusterCounts(
+        rows_read=rows_read, rows_applied=out.counts.applied,
+        findings_by_kind=Counter(f.kind for f in out.findings) + skipped,
+        buckets={0: (dict(by_state), offline[:20])}, last_ts=last_ts)
+
+
+def offset_facts(records: Iterable[MetadataRecord]) -> SeqFacts:
+    """The lowest and highest record offsets folded, as the run summary's seq range."""
+    offsets = [r.offset for r in records if r.offset is not None]
+    return SeqFacts(seq_min=min(offsets, default=None), seq_max=max(offsets, default=None))
+
+
 def fold_cluster(cluster: str, log: ClusterLog, profile: KraftProfile, default_min_isr: int,
                  run_id: str, ingest_noops: int = 0,
                  resume: ClusterState | None = None) -> ClusterRun:
@@ -91,20 +111,14 @@ def fold_cluster(cluster: str, log: ClusterLog, profile: KraftProfile, default_m
     controllers = [c for c in out.controller_timeline
                    if resume is None or c.seq > resume.through]
     changes = kraft_changes(image.applied, reassigning, run_id, controllers)
-    by_state = Counter(s.state for s in out.partition_states)
-    offline = [(s.topic, s.partition) for s in out.partition_states
-               if s.state == "OfflinePartition"]
-    counts = ClusterCounts(
-        rows_read=log.rows_read + ingest_noops, rows_applied=out.counts.applied,
-        findings_by_kind=Counter(f.kind for f in out.findings) + skipped,
-        buckets={0: (dict(by_state), offline[:20])}, last_ts=last_ts)
-    offsets = [r.offset for r in records if r.offset is not None]
-    facts = SeqFacts(seq_min=min(offsets, default=None), seq_max=max(offsets, default=None))
+    counts = run_counts(out, log.rows_read + ingest_noops, skipped, last_ts)
+    facts = offset_facts(records)
     run = ClusterRun(out, write_rows(image.applied), incidents, changes, counts, rollup,
                      facts, skipped)
     image.applied = []
     run.state = ClusterState(
-        fold, max(offsets, default=-1 if resume is None else resume.through), last_ts,
+        fold, facts.seq_max if facts.seq_max is not None
+        else -1 if resume is None else resume.through, last_ts,
         [*earlier[0], *(w for w in out.partition_windows if w.kind in INCIDENT_KINDS)],
         [*earlier[1], *(f for f in out.findings if f.kind == UNCLEAN)])
     return run

@@ -6,18 +6,21 @@ what-if's, so `jobs.whatif.output.publish` and `jobs.whatif.impact` read them un
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Callable
 from datetime import UTC, datetime
 
 from pyspark.sql import SparkSession
 
 from jobs.common.tables import ensure_run_partitions, write_arrow
-from jobs.replay.kraft.fold import ClusterRun, offline_rollup, skipped_counts
+from jobs.replay.kraft.fold import (
+    ClusterRun,
+    offline_rollup,
+    offset_facts,
+    run_counts,
+    skipped_counts,
+)
 from jobs.replay.kraft.job import write_tables
 from jobs.replay.kraft.source import ClusterLog
-from jobs.replay.ledger import ClusterCounts
-from jobs.replay.logcheck import SeqFacts
 from jobs.replay.summary import summary_batches
 from jobs.whatif.kraft.plan import KraftVariant
 from jobs.whatif.matching import EditCounts
@@ -42,16 +45,9 @@ def cluster_run(log: ClusterLog, out: KraftOutputs, key: str, noops: int,
     rollup = offline_rollup(key, out, last_ts)
     incidents = of_run(out.partition_windows, out.partition_windows,
                        elections_of(out.findings), rollup.period_end_us)
-    by_state = Counter(s.state for s in out.partition_states)
-    offline = [(s.topic, s.partition) for s in out.partition_states
-               if s.state == "OfflinePartition"]
-    counts = ClusterCounts(
-        rows_read=log.rows_read + noops, rows_applied=out.counts.applied,
-        findings_by_kind=Counter(f.kind for f in out.findings) + skipped,
-        buckets={0: (dict(by_state), offline[:20])}, last_ts=last_ts)
-    offsets = [r.offset for r in log.records if r.offset is not None]
-    facts = SeqFacts(seq_min=min(offsets, default=None), seq_max=max(offsets, default=None))
-    return ClusterRun(out, [], incidents, [], counts, rollup, facts, skipped)
+    counts = run_counts(out, log.rows_read + noops, skipped, last_ts)
+    return ClusterRun(out, [], incidents, [], counts, rollup, offset_facts(log.records),
+                      skipped)
 
 
 def fold_variants(clusters: dict[str, ClusterLog], variants: list[KraftVariant],
