@@ -255,15 +255,10 @@ def _check_drops(spec: VariantSpec, facts: LogFacts) -> None:
             raise ScenarioError(f"{where}: topic {topic!r} is never mentioned by the log")
 
 
-def variant_config(spec: VariantSpec, base: ReplayConfig, facts: LogFacts) -> ReplayConfig:
-    """The base config with the variant's `config` and `topic_config` over it."""
-    if "eligible_leader_replicas_enable" in dict(spec.config):
-        raise ScenarioError(f"variant {spec.name!r} config: eligible_leader_replicas_enable "
-                            "is a KRaft setting (KIP-966); the log is a ZooKeeper event log")
-    config = dataclasses.replace(base, **dict(spec.config))
-    min_isr = dict(config.topic_min_insync_replicas)
-    unclean = dict(config.topic_unclean_leader_election_enable)
-    known = set().union(*(c.topics for c in facts.clusters.values()))
+def topic_settings(spec: VariantSpec, known: set[str], min_isr: dict[str, int],
+                   unclean: dict[str, bool]) -> None:
+    """The variant's `topic_config` into `min_isr` and `unclean` (topic -> value); a
+    topic the log never mentions is refused. ZooKeeper and KRaft logs alike."""
     for topic, settings in spec.topic_config:
         if topic not in known:
             raise ScenarioError(f"variant {spec.name!r} topic_config: topic {topic!r} is "
@@ -273,6 +268,18 @@ def variant_config(spec: VariantSpec, base: ReplayConfig, facts: LogFacts) -> Re
             min_isr[topic] = int(values["min_insync_replicas"])
         if "unclean_leader_election_enable" in values:
             unclean[topic] = bool(values["unclean_leader_election_enable"])
+
+
+def variant_config(spec: VariantSpec, base: ReplayConfig, facts: LogFacts) -> ReplayConfig:
+    """The base config with the variant's `config` and `topic_config` over it."""
+    if "eligible_leader_replicas_enable" in dict(spec.config):
+        raise ScenarioError(f"variant {spec.name!r} config: eligible_leader_replicas_enable "
+                            "is a KRaft setting (KIP-966); the log is a ZooKeeper event log")
+    config = dataclasses.replace(base, **dict(spec.config))
+    min_isr = dict(config.topic_min_insync_replicas)
+    unclean = dict(config.topic_unclean_leader_election_enable)
+    known = set().union(*(c.topics for c in facts.clusters.values()))
+    topic_settings(spec, known, min_isr, unclean)
     return dataclasses.replace(
         config, topic_min_insync_replicas=tuple(sorted(min_isr.items())),
         topic_unclean_leader_election_enable=tuple(sorted(unclean.items())))

@@ -27,6 +27,7 @@ import numpy as np
 from jobs.replay.kraft.source import ClusterLog
 from jobs.whatif.facts import ClusterFacts, LogFacts
 from jobs.whatif.matching import EditCounts
+from jobs.whatif.plan import topic_settings
 from jobs.whatif.scenario import Drop, Injection, Scenario, ScenarioError, VariantSpec
 from jobs.whatif.sweeps import sweep_variants
 from schemas import event_types as ET
@@ -168,15 +169,7 @@ def _settings(spec: VariantSpec, profile: KraftProfile, log: ClusterLog,
                             f"(--kafka-version 4.0); this run uses {profile.name}")
     unclean: dict[str, bool] = {}
     min_isr: dict[str, int] = {}
-    for topic, values in spec.topic_config:
-        if topic not in facts.topics:
-            raise ScenarioError(f"{where} topic_config: topic {topic!r} is never mentioned "
-                                "by the log")
-        settings = dict(values)
-        if "unclean_leader_election_enable" in settings:
-            unclean[topic] = bool(settings["unclean_leader_election_enable"])
-        if "min_insync_replicas" in settings:
-            min_isr[topic] = int(settings["min_insync_replicas"])
+    topic_settings(spec, facts.topics, min_isr, unclean)
     return Settings(
         profile, elr=profile.elr and (elr_in_use(log.records) if elr is None else bool(elr)),
         registration_change=fencing_by_registration_change(log.records),
