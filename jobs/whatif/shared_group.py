@@ -91,8 +91,9 @@ def replay_shared(bucket: int, pdfs: Iterable[pd.DataFrame], state: GroupState,
         def emit(names: Sequence[str], out: Outputs) -> None:
             emit_to((outputs[name] for name in names), out)
 
-        tallies = {v.composite: _tally(v, rows, group, injected[v.composite])
-                   for v in variants}
+        quarantined = {v.composite: _quarantined(v, group.quarantined) for v in variants}
+        tallies = {v.composite: _tally(v, rows, group, injected[v.composite],
+                                       len(quarantined[v.composite])) for v in variants}
         if bucket == CLUSTER_BUCKET:
             forked = {v.composite: _account(v, rows, injected[v.composite],
                                             saved.get(v.composite)) for v in variants}
@@ -116,7 +117,7 @@ def replay_shared(bucket: int, pdfs: Iterable[pd.DataFrame], state: GroupState,
                 v.composite, bucket, SHARED_WHOLE_TAG if f.whole else SHARED_PREFIX_TAG,
                 f.shared, None))
         yield outputs[v.composite].finish_with(
-            _copy(f.out), _quarantined(v, group.quarantined), tallies[v.composite],
+            _copy(f.out), quarantined[v.composite], tallies[v.composite],
             late_through, f.state, shared.setdefault(id(f.out), {}))
 
 
@@ -130,9 +131,10 @@ def _copy(out: Outputs) -> Outputs:
     return copy
 
 
-def _tally(v: VariantInput, rows: Rows, group: GroupInput, injected: list[Event]) -> Tally:
+def _tally(v: VariantInput, rows: Rows, group: GroupInput, injected: list[Event],
+           quarantined: int) -> Tally:
     """The variant's input rows of the group: the log's minus its drops (their duplicates
-    too), plus its injected events."""
+    too), plus its injected events; `quarantined` of them are the log's bad rows it keeps."""
     valid, duplicates, last_ts = group.valid.rows, group.valid.duplicates, group.last_ts
     if v.drops:
         repeated = group.valid.repeated
@@ -143,7 +145,6 @@ def _tally(v: VariantInput, rows: Rows, group: GroupInput, injected: list[Event]
                 continue
             valid += 1 + repeated.get(row, 0)
             last_ts = max(last_ts, int(row[1]))  # ts in microseconds
-    quarantined = sum(1 for row in group.quarantined if v.edit(row[:-1]) is not None)
     last_ts = max([last_ts, *(int(e.ts) for e in injected)])
     return Tally(valid + len(injected), duplicates, quarantined, last_ts)
 
