@@ -21,6 +21,7 @@ from chispa import assert_df_equality
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from jobs.replay.job import main as replay_main
 from jobs.sim.cli import write_log
 from jobs.whatif.job import main as whatif_main
 from schemas.whatif import IMPACT_TABLES, WHATIF_TABLES
@@ -104,3 +105,42 @@ def test_the_variant_that_changes_nothing_is_flagged(spark: Any,
     rows = spark.read.parquet(str(outs["shared"] / "whatif_impact")) \
         .where(F.col("variant") == "nothing").collect()
     assert [(r["no_edit"], r["same_as_baseline"]) for r in rows] == [(True, True)]
+
+
+
+def test_a_log_with_bad_rows_quarantines_as_a_plain_replay(spark: Any, tmp_path: Path) -> None:
+    """Bad rows, conflicting seqs among them, as a real schedule delivers them: the shared
+    baseline quarantines exactly what `jobs.replay` does, and a variant keeps the bad rows
+    it does not drop."""
+    write_log(str(tmp_path / "log"), preset="tiny", seed=3, bad_rows=0.05)
+    scenario = tmp_path / "bad.toml"
+    scenario.write_text("""
+[[variant]]
+name = "no-isr-changes"
+drop = [{ event_type = "IsrChanged" }]
+[[variant]]
+name = "fail-1"
+inject = [{ after_seq = 40, event_type = "BrokerFailure", broker_id = 1 }]
+""")
+    common = ["--events", str(tmp_path / "log"), "--buckets", "4"]
+    assert whatif_main([*common, "--scenario", str(scenario), "--out",
+                        str(tmp_path / "whatif")], spark=spark) == 0
+    assert replay_main([*common, "--out", str(tmp_path / "replay")], spark=spark) == 0
+    counts = ["rows_read", "rows_applied", "rows_duplicate", "rows_quarantined"]
+    for table, columns in (("quarantine", None), ("run_summary", counts)):
+        replayed = spark.read.parquet(str(tmp_path / "replay" / table)).drop("run_id")
+        whatif = spark.read.parquet(str(tmp_path / "whatif" / table)) \
+            .where(F.col("variant") == "baseline").drop("variant", "run_id")
+        if columns is not None:
+            replayed, whatif = replayed.select(*columns), whatif.select(*columns)
+        assert_df_equality(whatif.select(*replayed.columns), replayed, ignore_row_order=True,
+                           ignore_nullable=True)
+    summary = {r["variant"]: r for r in
+               spark.read.parquet(str(tmp_path / "whatif" / "run_summary")).collect()}
+    assert summary["baseline"]["rows_quarantined"] > 0
+    assert summary["fail-1"]["rows_quarantined"] == summary["baseline"]["rows_quarantined"]
+    dropped_bad = spark.read.parquet(str(tmp_path / "whatif" / "quarantine")) \
+        .where((F.col("variant") == "baseline") & (F.col("event_type") == "IsrChanged")) \
+        .count()
+    assert summary["no-isr-changes"]["rows_quarantined"] == \
+        summary["baseline"]["rows_quarantined"] - dropped_bad
