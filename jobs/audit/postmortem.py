@@ -12,13 +12,14 @@ before `run_summary` kept its period counts whole windows, up to its last event.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import NamedTuple
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from jobs.audit.extract import AuditInputs, RunBounds
+from jobs.common.instants import instant, micros
 from jobs.common.tables import read_table_or_empty
 from jobs.replay.rollup import NO_BROKER, in_period_us
 
@@ -62,18 +63,6 @@ class ClusterPostMortem(NamedTuple):
     by_topic: list[Rollup]
 
 
-_EPOCH = datetime.fromtimestamp(0, UTC)
-_MICROSECOND = timedelta(microseconds=1)
-
-
-def _micros(t: datetime) -> int:
-    return (t - _EPOCH) // _MICROSECOND
-
-
-def _instant(us: int) -> datetime:
-    return _EPOCH + us * _MICROSECOND
-
-
 def run_periods(spark: SparkSession, tables_dir: str, run_id: str,
                 bounds: dict[str, RunBounds]) -> dict[str, Period]:
     """Each cluster's period as the run's `run_summary` rows recorded it; without one (a
@@ -82,7 +71,7 @@ def run_periods(spark: SparkSession, tables_dir: str, run_id: str,
                 .where((F.col("run_id") == run_id) & F.col("period_end").isNotNull())
                 .select("cluster", F.unix_micros("period_start").alias("start"),
                         F.unix_micros("period_end").alias("end")).collect()}
-    periods = {c: Period(None, _micros(b.last_ts)) for c, b in bounds.items()}
+    periods = {c: Period(None, micros(b.last_ts)) for c, b in bounds.items()}
     periods.update({c: Period(r["start"], r["end"]) for c, r in recorded.items()})
     return periods
 
@@ -154,8 +143,8 @@ def post_mortem(spark: SparkSession, inputs: AuditInputs, periods: dict[str, Per
         result.append(ClusterPostMortem(
             cluster, t["partitions"] if t else 0, t["windows"] if t else 0,
             t["still_offline"] if t else 0, round(t["us"] / 1e6, 6) if t else 0.0,
-            None if period.start_us is None else _instant(period.start_us),
-            _instant(period.end_us),
+            None if period.start_us is None else instant(period.start_us),
+            instant(period.end_us),
             longest.get(cluster, []), by_broker.get(cluster, []), by_topic.get(cluster, [])))
     return result
 

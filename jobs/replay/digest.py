@@ -22,13 +22,12 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from jobs.common.instants import micros
 from jobs.replay.requested import FIRST, Listed, Requested
 from statemachine.cluster import BROKER_CHANGE, FAILOVER, SHUTDOWN, ClusterTimeline
 
-EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 # The digest's changes, in the order a reader takes them in.
 CHANGES = (
     "topic_created", "partitions_added", "topic_deletion_requested", "topic_deleted",
@@ -142,7 +141,7 @@ def cluster_changes(timeline: ClusterTimeline, after_seq: int | None) -> list[Ch
     steps = timeline.steps if after_seq is None else timeline.steps_after(after_seq)
     first_ever = timeline.steps[0].seq if timeline.steps else None
     for s in steps:
-        ts = _micros(s.ts)
+        ts = _timeline_us(s.ts)
         if s.kind == FAILOVER:
             out["controller_failover"].append(
                 (s.seq, ts, None, None, s.controller, f"epoch {s.epoch}"))
@@ -166,13 +165,12 @@ def cluster_changes(timeline: ClusterTimeline, after_seq: int | None) -> list[Ch
                                          "broker_shutdown", "broker_failed")]
 
 
-def _micros(ts: Any) -> int | None:
+def _timeline_us(ts: Any) -> int | None:
     """A timeline time as UTC microseconds: a datetime (naive: local time, as Spark hands
     timestamps to Python and as `datetime.timestamp` reads them), or microseconds already."""
     if ts is None or isinstance(ts, int):
         return ts
-    aware = ts if ts.tzinfo is not None else ts.astimezone()
-    return int((aware - EPOCH) // timedelta(microseconds=1))
+    return micros(ts)
 
 
 def in_order(changes: Iterable[Change]) -> list[Change]:

@@ -21,6 +21,7 @@ from pyspark.sql import Column
 from pyspark.sql import functions as F
 
 from jobs.common.config import parse_duration
+from jobs.common.instants import micros
 from jobs.replay.logcheck import SeqFacts
 
 CONFLICT = "conflicting events at one seq"
@@ -40,17 +41,13 @@ class Plausibility:
         return replace(self, conflicts=found)
 
 
-def _micros(t: datetime) -> int:
-    return int(t.timestamp() * 1_000_000)
-
-
 def rules_from_config(cfg: Mapping[str, Any], started_at: datetime) -> Plausibility:
     """The rules of `[replay] ts_min`, `ts_max_ahead`, `ts_backwards_tolerance`."""
     floor = datetime.fromisoformat(str(cfg["ts_min"]).replace("Z", "+00:00"))
     floor = floor.replace(tzinfo=UTC) if floor.tzinfo is None else floor
     ahead = timedelta(seconds=parse_duration(cfg["ts_max_ahead"]))
     tolerance = parse_duration(cfg["ts_backwards_tolerance"])
-    return Plausibility(_micros(floor), _micros(started_at + ahead),
+    return Plausibility(micros(floor), micros(started_at + ahead),
                         int(tolerance * 1_000_000))
 
 

@@ -8,15 +8,12 @@ from typing import Any
 
 import pyarrow as pa
 
+from jobs.common.instants import micros
 from jobs.replay.codec import rows_to_record_batch
 from jobs.replay.ledger import BatchCounts, ClusterCounts
 from jobs.replay.logcheck import SeqFacts
 from jobs.replay.rollup import Rollup
 from schemas.event_types import DEFAULT_CLUSTER
-
-
-def _micros(t: datetime) -> int:
-    return int(t.timestamp() * 1_000_000)
 
 
 def summary_batches(
@@ -44,7 +41,7 @@ def summary_batches(
         r = rollups.get(cluster, Rollup())
         f = facts.get(cluster, SeqFacts())
         row = (
-            _micros(started_at), _micros(finished_at), buckets, batches,
+            micros(started_at), micros(finished_at), buckets, batches,
             c.rows_read, c.rows_applied, c.rows_duplicate, c.rows_quarantined, c.rows_late,
             sorted(c.findings_by_kind.items()), sorted(c.partitions_by_state.items()),
             sorted(c.rows_written.items()), r.seconds, sorted(r.by_topic.items()),

@@ -9,12 +9,11 @@ over one read of the log, and `jobs.replay.group` never knows it runs a what-if.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
-
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from jobs.common.instants import instant
 from jobs.replay.timeline import LogScan, log_scan
 from jobs.whatif.plan import VariantPlan
 from jobs.whatif.scenario import DROP_FIELDS
@@ -29,7 +28,6 @@ VARIANTS_SCHEMA = T.StructType([
     T.StructField("composite", T.StringType(), False),
     T.StructField("points", T.ArrayType(T.LongType(), False), False),
 ])
-EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 LONG_FIELDS = frozenset({"seq", "seq_from", "seq_to", "ts_from", "ts_to"})
 # Bound field -> (the column it bounds, True for a lower bound).
 BOUNDS = {"seq_from": ("seq", True), "seq_to": ("seq", False), "ts_from": ("ts", True),
@@ -125,7 +123,7 @@ def injected_rows(plans: list[VariantPlan]) -> list[tuple[object, ...]]:
     for plan in plans:
         for cluster, events in sorted(plan.injected.items()):
             for e in events:
-                ts = EPOCH + timedelta(microseconds=int(e.ts))
+                ts = instant(int(e.ts))
                 values = e._replace(ts=ts)._asdict()
                 values["cluster"] = plan.composite(cluster)
                 rows.append(tuple(
