@@ -11,6 +11,7 @@ with the composite cluster into a staging directory of the (temporary) checkpoin
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import UTC, datetime
 
 import pyarrow as pa
@@ -122,13 +123,26 @@ def separate_stream(spark: SparkSession, events_dir: str, max_file_age: str, sca
     `--no-share` runs: the check of the shared fold)."""
     clusters = sorted(scan.buckets)
     rows = key_events(edited_stream(spark, events_dir, max_file_age, plans, clusters,
-                                    checkpoint), buckets, context.judged(scan.facts))
+                                    checkpoint), buckets, variant_rules(context, scan, plans))
     if timelines:
         write_wake_rows(spark, variants, run_id, f"{checkpoint}/wake")
         wake = spark.readStream.schema(WAKE_SCHEMA).parquet(f"{checkpoint}/wake")
         rows = rows.unionByName(key_wake_rows(wake))
     return rows, make_replay_fn(timelines, plans[0].config,
                                 configs=variant_configs(plans, clusters))
+
+
+def variant_rules(context: ScanContext, scan: LogScan,
+                  plans: list[VariantPlan]) -> Plausibility | None:
+    """The replay's rules for rows under composite clusters: the log's conflicting seqs are
+    found per real cluster, so each is named again by every variant's (composite, renumbered
+    seq), as the edited rows carry it."""
+    judged = context.judged(scan.facts)
+    if judged is None:
+        return None
+    return replace(judged, conflicts=tuple(
+        (p.composite(cluster), p.renumber(cluster, seq))
+        for p in plans for cluster, seq in judged.conflicts))
 
 
 def replay_variants(spark: SparkSession, events_dir: str, run_id: str, buckets: int,

@@ -110,8 +110,8 @@ def test_the_variant_that_changes_nothing_is_flagged(spark: Any,
 
 def test_a_log_with_bad_rows_quarantines_as_a_plain_replay(spark: Any, tmp_path: Path) -> None:
     """Bad rows, conflicting seqs among them, as a real schedule delivers them: the shared
-    baseline quarantines exactly what `jobs.replay` does, and a variant keeps the bad rows
-    it does not drop."""
+    baseline quarantines exactly what `jobs.replay` does, a variant keeps the bad rows it
+    does not drop, and `--no-share` quarantines the same rows as the shared run."""
     write_log(str(tmp_path / "log"), preset="tiny", seed=3, bad_rows=0.05)
     scenario = tmp_path / "bad.toml"
     scenario.write_text("""
@@ -123,8 +123,9 @@ name = "fail-1"
 inject = [{ after_seq = 40, event_type = "BrokerFailure", broker_id = 1 }]
 """)
     common = ["--events", str(tmp_path / "log"), "--buckets", "4"]
-    assert whatif_main([*common, "--scenario", str(scenario), "--out",
-                        str(tmp_path / "whatif")], spark=spark) == 0
+    for out, extra in (("whatif", []), ("alone", ["--no-share"])):
+        assert whatif_main([*common, "--scenario", str(scenario), "--out",
+                            str(tmp_path / out), *extra], spark=spark) == 0
     assert replay_main([*common, "--out", str(tmp_path / "replay")], spark=spark) == 0
     counts = ["rows_read", "rows_applied", "rows_duplicate", "rows_quarantined"]
     for table, columns in (("quarantine", None), ("run_summary", counts)):
@@ -144,3 +145,8 @@ inject = [{ after_seq = 40, event_type = "BrokerFailure", broker_id = 1 }]
         .count()
     assert summary["no-isr-changes"]["rows_quarantined"] == \
         summary["baseline"]["rows_quarantined"] - dropped_bad
+    for table in ("quarantine", "run_summary"):  # --no-share judges every variant alike
+        shared, alone = (spark.read.parquet(str(tmp_path / out / table)).drop(*CLOCKS, "run_id")
+                         for out in ("whatif", "alone"))
+        assert_df_equality(alone, shared.select(*alone.columns), ignore_row_order=True,
+                           ignore_nullable=True)
