@@ -3,9 +3,10 @@
 A few thousand rows fold in a fraction of a second; what a small replay waits for is Spark's
 fixed costs. Two of them depend on settings made for large logs:
 
-* the driver JVM's start and warm-up: the C2 compiler and the parallel collector pay off
-  over minutes of work; a run of seconds starts faster with the client compiler only
-  (`-XX:TieredStopAtLevel=1`) and the serial collector (the tests' session uses the same);
+* the driver JVM's start and warm-up: the parallel collector pays off over minutes of work;
+  a run of seconds starts faster with the serial collector and the client compiler only
+  (`-XX:TieredStopAtLevel=1`, which `conf/spark/local.conf` already gives every local run);
+  the tests' session uses the same; an option already configured is not repeated;
 * the stateful operator's tasks: one per shuffle partition (8 locally, to balance a large
   log's uneven buckets on 2 cores), each opening its state store and handing its groups to a
   Python worker. A small log gets one task per core.
@@ -57,7 +58,8 @@ def small_log_settings(rows: int | None, master: str | None, temporary_checkpoin
     unknown size or a cluster). `java_options` are the driver's configured ones, kept."""
     if rows is None or rows > SMALL_LOG_ROWS or not local_master(master):
         return {}
-    settings = {"spark.driver.extraJavaOptions": f"{java_options} {SMALL_JVM_OPTIONS}".strip()}
+    added = " ".join(o for o in SMALL_JVM_OPTIONS.split() if o not in java_options.split())
+    settings = {"spark.driver.extraJavaOptions": f"{java_options} {added}".strip()}
     if temporary_checkpoint:
         cores = str(os.cpu_count() or 1)
         settings |= {"spark.sql.shuffle.partitions": cores, "spark.default.parallelism": cores}

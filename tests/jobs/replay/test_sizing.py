@@ -41,6 +41,13 @@ def test_a_small_log_on_a_temporary_checkpoint_gets_one_task_per_core() -> None:
     }
 
 
+def test_options_the_configuration_already_gives_are_not_repeated() -> None:
+    configured = f"{LOG4J} -XX:TieredStopAtLevel=1"
+    settings = small_log_settings(6_000, None, temporary_checkpoint=False,
+                                  java_options=configured)
+    assert settings == {"spark.driver.extraJavaOptions": f"{configured} -XX:+UseSerialGC"}
+
+
 def test_a_checkpoint_keeps_its_shuffle_partitions() -> None:
     settings = small_log_settings(6_000, "local[2]", temporary_checkpoint=False)
     assert settings == {"spark.driver.extraJavaOptions": SMALL_JVM_OPTIONS}
