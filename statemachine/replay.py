@@ -263,13 +263,7 @@ class Fold:
         applies everything from `seq` on, as a replay resumed from a checkpoint does. The
         caller has fed no event at or after `seq`; this fold goes on unchanged."""
         with gc_paused():
-            steps = self.steps
-            i, n = self.step, len(steps)
-            while i < n and steps[i].seq < seq:
-                self._apply_step(steps[i])
-                i += 1
-            self.step = i
-            last = max(self.last_seq, steps[i - 1].seq if i else -1, self.watermark)
+            last = self._apply_steps_before(seq)
             topics = self.ctx.topics
             return BucketState(last, tuple(
                 (name, self.frozen[name] if name not in topics else save_topic(topics[name]))
@@ -277,14 +271,19 @@ class Fold:
 
     def finish(self) -> tuple[BucketState, Outputs]:
         with gc_paused():
-            steps, until = self.steps, self.until
-            i, n = self.step, len(steps)
-            while i < n and (until is None or steps[i].seq <= until):
-                self._apply_step(steps[i])
-                i += 1
-            self.step = i
-            last = max(self.last_seq, steps[i - 1].seq if i else -1, self.watermark)
+            last = self._apply_steps_before(None if self.until is None else self.until + 1)
             return BucketState(last, self._save()), self.out
+
+    def _apply_steps_before(self, stop: int | None) -> int:
+        """Apply the cluster steps not yet applied whose seq is below `stop` (None: all of
+        them); returns the highest seq applied so far, the watermark a state saved now has."""
+        steps = self.steps
+        i, n = self.step, len(steps)
+        while i < n and (stop is None or steps[i].seq < stop):
+            self._apply_step(steps[i])
+            i += 1
+        self.step = i
+        return max(self.last_seq, steps[i - 1].seq if i else -1, self.watermark)
 
     def _save(self) -> tuple[tuple[str, SavedTopic], ...]:
         """Every topic saved, in name order: a thawed one saved again, with the state rows
