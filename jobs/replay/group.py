@@ -154,7 +154,9 @@ class GroupOutput:
             encoded = None
             if shared is not None and rows:
                 encoded = shared.setdefault(table, Encoded(table, rows))
-                if len(encoded.rows) != len(rows):  # the same rows, or longer: its own
+                # The same rows (copies of one list compare item by item, by identity
+                # first), or its own (a variant's late findings appended): converted apart.
+                if encoded.rows is not rows and encoded.rows != rows:
                     encoded = None
             self.add(table, rows, encoded)
 
