@@ -140,8 +140,8 @@ def run_with_session(spark: SparkSession, s: Settings, plans: list[VariantPlan],
     if s.baseline is not None and not path_exists(spark, f"{s.baseline}/partition_states"):
         return error(f"--baseline {s.baseline} holds no replay output (no partition_states)")
     started = time.perf_counter()
-    staging, counts = replay_variants(spark, s.events, s.run_id, s.buckets, s.max_file_age, plans,
-                              checkpoint, log, s.rules, s.share)
+    staging, counts = replay_variants(spark, s.events, s.run_id, s.buckets, s.max_file_age,
+                                      plans, checkpoint, log, s.rules, s.share)
     log(f"replay: {len(plans)} variant(s) in {time.perf_counter() - started:.1f}s")
     started = time.perf_counter()
     publish(spark, staging, s.out, s.run_id, s.baseline)
