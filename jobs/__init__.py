@@ -9,8 +9,14 @@
     sim/      a simulated cluster's event log
     sample/   `make run`: simulate the sample log and replay it
     bench/    the benchmarks
-    common/   the Spark session and table I/O shared by the jobs
+    engine/   the replay as every command runs it: keying, timeline, the stateful query,
+              the group function, the codec, the sink, the run's stages (KRaft: kraft/)
+    store/    every path of --out and --checkpoint: files, tables, staging, commits, the
+              lease, the ledger, checkpoint generations, latest-state reads
+    common/   what every layer shares: settings, the Spark session, logging, exit codes
 
 `submit.py` is the file `spark-submit` runs. No Kafka rule is decided in `jobs/`: every
 controller decision is the core's (`statemachine/`).
 """
+
+from jobs.common import logs as _logs  # noqa: E402,F401 - the default log lines

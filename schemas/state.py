@@ -9,7 +9,7 @@ the cluster-scope rows (and rows without a topic), which the driver-side timelin
   (`KeyError: 'elementType'`: the Python worker receives the state schema's JSON
   lower-cased).
 * Output: one flat "tagged" row per (group, table): `payload` is that table's rows for the
-  group, serialised once as columns (`jobs.replay.codec`), decoded per table in
+  group, serialised once as columns (`jobs.engine.codec`), decoded per table in
   `foreachBatch`. A row with `table = COUNTS_TAG` carries the group's counts instead
   (GROUP_COUNTS_SCHEMA, one row, encoded the same way).
 """
@@ -36,7 +36,7 @@ STATE_SCHEMA = T.StructType([T.StructField("bucket_state", T.BinaryType(), False
 # The broker-id lists of an event. They reach the Python side as JSON text ("[1,2]", null
 # elements kept, a null list stays null): Spark's Arrow writer costs about 8 us per row for
 # array columns (measured on the 1M-row bench log: 10.4 s to ship the event columns with the
-# three arrays, 1.5 s with them as text). `jobs.replay.pack` parses them back to tuples.
+# three arrays, 1.5 s with them as text). `jobs.engine.pack` parses them back to tuples.
 LIST_COLUMNS: tuple[str, ...] = ("replicas", "isr", "brokers")
 
 
@@ -63,7 +63,7 @@ REPLAY_INPUT_SCHEMA = T.StructType(
     ]
 )
 
-# The reason and event fields of one row, as packed for the operator (`jobs.replay.pack`).
+# The reason and event fields of one row, as packed for the operator (`jobs.engine.pack`).
 ROW_COLUMNS: tuple[str, ...] = tuple(
     f.name for f in REPLAY_INPUT_SCHEMA.fields
     if f.name not in ("cluster", "bucket", "wake", "horizon")

@@ -165,7 +165,7 @@ PARTITION_WINDOWS = _table(
     _f("incident_id", T.LongType()),
 )
 
-# The incidents a run saw (jobs/replay/incidents.py, statemachine/incidents.py): controller
+# The incidents a run saw (jobs/engine/incidents_table.py, statemachine/incidents.py): controller
 # events that opened offline or under-min-ISR windows, each with its windows rolled up.
 INCIDENTS = _table(
     _f("incident_id", T.LongType()),
@@ -190,7 +190,7 @@ INCIDENTS = _table(
         T.StructField("under_min_isr_partition_seconds", T.DoubleType(), True)]), True)),
 )
 
-# What changed in a run (jobs/replay/changes.py, jobs/replay/digest.py): per change, its
+# What changed in a run (jobs/engine/changes_table.py, jobs/engine/change_digest.py): per change, its
 # count and first rows.
 CHANGES = _table(
     _f("change", T.StringType()),
@@ -240,7 +240,7 @@ RUN_SUMMARY = _table(
     _f("findings_by_kind", T.MapType(T.StringType(), T.LongType(), True)),
     _f("partitions_by_state", T.MapType(T.StringType(), T.LongType(), True)),
     _f("rows_written", T.MapType(T.StringType(), T.LongType(), True)),
-    # Partition-seconds offline in the run's period (jobs/replay/rollup.py).
+    # Partition-seconds offline in the run's period (jobs/engine/offline_rollup.py).
     _f("offline_partition_seconds", T.DoubleType()),
     _f("offline_seconds_by_topic", T.MapType(T.StringType(), T.DoubleType(), True)),
     _f("offline_seconds_by_cause_broker", T.MapType(T.StringType(), T.DoubleType(), True)),
@@ -248,7 +248,7 @@ RUN_SUMMARY = _table(
     # The period the offline figures cover (the audit's post-mortem reads it).
     _f("period_start", T.TimestampType()),
     _f("period_end", T.TimestampType()),
-    # The log's continuity (jobs/replay/logcheck.py): the seq range of the rows this run
+    # The log's continuity (jobs/engine/log_checks.py): the seq range of the rows this run
     # read, the highest seq earlier runs of the checkpoint read, the missing seq ranges
     # (inclusive, within the run and since the earlier runs) and how many seqs they hold,
     # the seq range of the late rows, the seqs quarantined as conflicting, and the seqs
@@ -269,7 +269,7 @@ RUN_SUMMARY = _table(
     # hold the whole log; theirs only their own nights).
     _f("superseded_runs", T.ArrayType(T.StringType(), True)),
     # The runs whose partition_states / replica_states rows make up the whole state after
-    # this run, oldest first, this run last (jobs/common/states.py reads them).
+    # this run, oldest first, this run last (jobs/store/latest_state.py reads them).
     _f("state_runs", T.ArrayType(T.StringType(), True)),
 )
 

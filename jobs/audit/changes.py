@@ -1,5 +1,5 @@
 """The post-mortem's "what changed" lines: the run's `changes` table (written by the
-replay, `jobs.replay.changes`), one line per change with its count and first rows."""
+replay, `jobs.engine.changes_table`), one line per change with its count and first rows."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from typing import Any
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
-from jobs.common.tables import read_table_or_empty
-from jobs.replay.digest import CHANGES, named
+from jobs.engine.change_digest import CHANGES, named
+from jobs.store.tables import read_table_or_empty
 
 SHOWN = 3  # first rows per line (the table keeps five)
 

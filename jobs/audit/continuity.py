@@ -1,7 +1,7 @@
 """Checks on the log itself: did the replay see every event of the night?
 
 A verdict over a night the replay did not see is worthless, so these read the run's
-`run_summary` (the replay's own account of the rows it read, `jobs/replay/logcheck.py`) and
+`run_summary` (the replay's own account of the rows it read, `jobs/engine/log_checks.py`) and
 fire before any check on the cluster's health can be trusted:
 
 * `late_events`: rows at or below what the checkpoint had already applied: a night

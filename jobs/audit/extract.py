@@ -1,7 +1,7 @@
 """Extract: the replay's tables of one run, read lazily as Spark DataFrames, and the few
 facts every check shares (where the run ends, which brokers are live at its end).
 
-Every table is read with its own schema (`jobs.common.tables.read_table`, so `run_id`
+Every table is read with its own schema (`jobs.store.tables.read_table`, so `run_id`
 stays a string) and filtered to the run (partition pruning: only `run_id=<id>/` is read).
 `update_metadata_requests` is also kept whole (`update_metadata_history`): the observed
 comparison looks for the state at an instant that may lie in an earlier run.
@@ -15,8 +15,9 @@ from typing import NamedTuple
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from jobs.common.states import read_state
-from jobs.common.tables import path_exists, read_table, read_table_or_empty, table_path
+from jobs.common.exitcodes import BadInput
+from jobs.store.latest_state import read_state
+from jobs.store.tables import path_exists, read_table, read_table_or_empty, table_path
 from schemas.tables import STATE_TABLES
 
 # The tables the audit reads; each must have the run's partition.
@@ -30,7 +31,7 @@ SERVING = ("live", "shutting_down")
 LATE_EVENT = "late_event"
 
 
-class AuditInputError(Exception):
+class AuditInputError(BadInput):
     """Input the audit cannot read: a missing directory or run, an unreadable snapshot.
     The message is one line; the job exits 2."""
 

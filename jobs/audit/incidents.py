@@ -14,7 +14,7 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 from jobs.audit.postmortem import time_text
-from jobs.common.tables import read_table_or_empty
+from jobs.store.tables import read_table_or_empty
 
 
 def _who(event: str | None, broker: int | None) -> str:

@@ -33,8 +33,8 @@ from jobs.audit.options import (
 from jobs.audit.publish import failed, publish, publish_problem, publish_run
 from jobs.audit.run import run_audit
 from jobs.common.config import DEFAULT_CONFIG, find_file, load_config
-from jobs.common.paths import run_id_problem
 from jobs.common.session import build_session, under_spark_submit
+from jobs.store.filesystem import run_id_problem
 
 
 def error(message: str) -> int:
@@ -45,7 +45,7 @@ def error(message: str) -> int:
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     from jobs.audit.options import AUDIT_DEFAULTS
     from jobs.common.cli import command_parser
-    from jobs.common.latest_run import default_run_id
+    from jobs.store.latest_run import default_run_id
 
     p = command_parser("jobs.audit", __doc__)
     p.add_argument("--tables", required=True, help="the replay's output directory (--out)")

@@ -3,7 +3,7 @@ Spark, only the totals, the longest windows and the rollups collected.
 
 The windows of a run are the ones it closed (they may have opened in an earlier run) and
 the ones still open at its end. Each counts only its part inside the run's period, the one
-`run_summary` records (`period_start`, `period_end`, jobs/replay/rollup.py) and clipped by
+`run_summary` records (`period_start`, `period_end`, jobs/engine/offline_rollup.py) and clipped by
 the same expression (`in_period_us`): from the previous committed run's last event to this
 run's, an open window up to that end. So the post-mortem's partition-seconds are the run
 summary's, and the post-mortems of the nights add up to one replay of them. A run written
@@ -20,8 +20,8 @@ from pyspark.sql import functions as F
 
 from jobs.audit.extract import AuditInputs, RunBounds
 from jobs.common.instants import instant, micros
-from jobs.common.tables import read_table_or_empty
-from jobs.replay.rollup import NO_BROKER, in_period_us
+from jobs.engine.offline_rollup import NO_BROKER, in_period_us
+from jobs.store.tables import read_table_or_empty
 
 
 class OfflineWindow(NamedTuple):

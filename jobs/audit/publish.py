@@ -32,7 +32,7 @@ from pyspark.sql import functions as F
 from jobs.audit.checks import CHECKS
 from jobs.audit.run import ERROR, FAIL, PASS, AuditResult
 from jobs.common.exitcodes import BAD_INPUT, CHECKPOINT_BUSY
-from jobs.common.tables import read_table_or_empty
+from jobs.store.tables import read_table_or_empty
 from schemas.audit import CRITICAL
 
 if TYPE_CHECKING:  # imported where used: only --prometheus needs prometheus_client

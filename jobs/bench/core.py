@@ -7,7 +7,7 @@ one process: read it with pyarrow, sort by (cluster, seq), build each cluster's 
 its cluster-scope rows, group the other rows by (cluster, bucket_of(topic)) exactly as the
 Spark job does, and fold every group through `statemachine.replay.replay`, its output rows
 taken every FLUSH_ROWS rows and turned into the Arrow batches of the tables' files exactly as
-the job's group function does (`jobs.replay.group.GroupOutput`, `jobs.replay.codec`), but
+the job's group function does (`jobs.engine.group_fn.GroupOutput`, `jobs.engine.codec`), but
 not written. Prints rows per second (input rows / seconds of fold and Arrow conversion, and
 of the fold alone), partitions per second, seconds per stage and peak RSS.
 """
@@ -33,8 +33,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from jobs.replay.codec import file_batch
-from jobs.replay.group import EVENT_TABLES, FLUSH_ROWS, STATE_TABLES
+from jobs.engine.codec import file_batch
+from jobs.engine.group_fn import EVENT_TABLES, FLUSH_ROWS, STATE_TABLES
 from schemas import event_types as ET
 from statemachine.cluster import DELETION_ACTIVITY, TIMELINE_EVENTS, ClusterTimeline, build_timeline
 from statemachine.context import Outputs

@@ -30,7 +30,7 @@ import pyarrow.parquet as pq
 
 from jobs.bench.core import CACHE, REPO_ROOT, cached_log, read_log
 from jobs.bench.job import run_spark, write_reports
-from jobs.common.state_arrow import arrow_state
+from jobs.store.latest_state_arrow import arrow_state
 from schemas.tables import STATE_TABLES
 
 WORK = REPO_ROOT / "out" / "bench-nightly"

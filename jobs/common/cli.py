@@ -1,7 +1,8 @@
 """The one shape of every command's `--help`.
 
 The description is the first paragraph of the command module's docstring (whole sentences,
-line breaks kept as written), every option with a default shows it, and the epilog lists the
+line breaks kept as written), every option with a default shows it, every command takes
+`--quiet` and `--verbose` (read by `jobs.common.command.run_job`), and the epilog lists the
 exit codes every command shares (`jobs.common.exitcodes.EXIT_CODES_HELP`), line breaks kept.
 """
 
@@ -46,5 +47,10 @@ def command_parser(prog: str, doc: str | None, more: str = "") -> argparse.Argum
     description = first_paragraph(doc)
     if more:
         description = f"{description}\n\n{more.strip()}"
-    return argparse.ArgumentParser(prog=prog, description=description,
-                                   epilog=EXIT_CODES_HELP, formatter_class=HelpFormatter)
+    parser = argparse.ArgumentParser(prog=prog, description=description,
+                                     epilog=EXIT_CODES_HELP, formatter_class=HelpFormatter)
+    talk = parser.add_mutually_exclusive_group()
+    talk.add_argument("--quiet", action="store_true",
+                      help="only warnings, errors and the command's results")
+    talk.add_argument("--verbose", action="store_true", help="debug lines as well")
+    return parser

@@ -28,7 +28,7 @@ DEFAULTS: dict[str, Any] = {
     "min_insync_replicas": 1,
     # The Kafka release line replayed (statemachine/profiles.py): `--kafka-version` wins.
     "kafka_version": "3.7",
-    # Plausibility of event times (jobs/replay/plausibility.py): a row dated before
+    # Plausibility of event times (jobs/engine/plausibility.py): a row dated before
     # `ts_min` or more than `ts_max_ahead` after the run started is quarantined; time
     # running backwards against seq by more than `ts_backwards_tolerance` is reported.
     "ts_min": "2011-01-01",

@@ -44,7 +44,20 @@ exit codes (the same for every command):
 
 # What an executor's or the JVM's failure looks like inside a py4j / Spark message.
 _PY_ERROR = re.compile(r"^\s*(?:[\w.]+\.)?(\w+(?:Error|Exception)): (.+)$", re.MULTILINE)
+# Spark's and Parquet's words for a data file it could not decode.
+_UNREADABLE = re.compile(
+    r"FAILED_READ_FILE|ParquetDecodingException|could not read page|is not a Parquet file"
+    r"|Can not read value|CorruptedDataException|Error reading file|Encountered error while "
+    r"reading file")
+_FILE = re.compile(r"(?:reading file|in file|file)\s+((?:file|hdfs|s3a?|abfss?|gs):\S+?|/\S+?)"
+                   r"(?=[.,;:]?(?:\s|$))")
+_CAUSE = re.compile(r"Caused by: ([\w.$]+(?:Exception|Error)[^\n]*)")
 _JAVA_ERROR = re.compile(r"(java\.lang\.\w+(?:Error|Exception))(?::\s*([^\n]*))?")
+
+
+class BadInput(ValueError):  # noqa: N818 - what the user gave, not a failure of the tool
+    """Bad input or usage, said in one line: the command exits with BAD_INPUT (2). Raised
+    wherever the problem is found; the command skeleton (`jobs.common.command`) reports it."""
 
 
 class Terminated(BaseException):
@@ -166,3 +179,16 @@ def _wants_traceback() -> bool:
     import os
 
     return os.environ.get("REPLAY_TRACEBACK", "") not in ("", "0")
+
+
+def read_failure(exc: BaseException) -> str | None:
+    """One line for a Spark failure to read an event file, or None for any other error."""
+    text = str(exc)
+    if not _UNREADABLE.search(text):
+        return None
+    found = _FILE.search(text)
+    where = f"event file {found.group(1)}" if found else "an event file"
+    causes = _CAUSE.findall(text)
+    cause = causes[-1].strip() if causes else text.strip().splitlines()[0]
+    return (f"{where} cannot be read: its data is corrupt ({cause[:200]}); replace it with an "
+            "intact copy under the same name and run again (or replay with a new checkpoint)")

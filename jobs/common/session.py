@@ -24,7 +24,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from jobs.common.paths import scheme_of
+from jobs.common.uris import scheme_of
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -150,3 +150,22 @@ def build_session(
     session = builder.getOrCreate()
     session.sparkContext.setLogLevel(os.environ.get(LOG_LEVEL_VARIABLE, DEFAULT_LOG_LEVEL))
     return session
+
+
+def configured_properties(cfg: Mapping[str, object], cfg_path: Path | None) -> Path | None:
+    """The config file's `spark_conf` properties file, for a local run (under
+    spark-submit, spark-submit passes its own): relative to the repository root the
+    config file sits in (`conf/replay.toml` -> the root)."""
+    from jobs.common.config import find_file
+
+    if under_spark_submit() or not cfg.get("spark_conf"):
+        return None
+    base = cfg_path.parent.parent if cfg_path else None
+    return find_file(str(cfg["spark_conf"]), base)
+
+
+def session_for_config(cfg: Mapping[str, object], cfg_path: Path | None,
+                       master: str | None) -> SparkSession:
+    """The session a replay builds: the config file's properties for a local run."""
+    return build_session("kafka-controller-replay", master=master,
+                         properties_file=configured_properties(cfg, cfg_path))

@@ -44,8 +44,6 @@ from pyspark.sql import Row as SparkRow
 from pyspark.sql import functions as F
 
 from jobs.common.cli import command_parser
-from jobs.common.states import read_state
-from jobs.common.tables import list_names, path_exists, read_table_or_empty, table_path
 from jobs.compare.brokers import BROKER_KINDS, BrokerRow, compare_brokers
 from jobs.compare.partitions import (
     ENTITY_COLUMNS,
@@ -54,6 +52,8 @@ from jobs.compare.partitions import (
     compare_partition,
 )
 from jobs.compare.profile import ProfileChoice, choose_profile
+from jobs.store.latest_state import read_state
+from jobs.store.tables import list_names, path_exists, read_table_or_empty, table_path
 from schemas import event_types as ET
 from schemas.arrow import arrow_schema
 from schemas.compare import (

@@ -9,10 +9,10 @@ from typing import NamedTuple
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from jobs.common.state_arrow import arrow_state
 from jobs.report.formats import seconds as seconds_text
 from jobs.report.tables import microseconds, open_table, read
 from jobs.report.timeline import TimeRange
+from jobs.store.latest_state_arrow import arrow_state
 
 KEY = ["cluster", "topic", "partition"]
 

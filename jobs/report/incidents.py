@@ -10,7 +10,7 @@ from typing import Any, NamedTuple
 
 import pyarrow.compute as pc
 
-from jobs.replay.digest import named
+from jobs.engine.change_digest import named
 from jobs.report.tables import microseconds, open_table, read
 
 INCIDENT_COLUMNS = [

@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from jobs.common.cli import command_parser
-from jobs.replay.digest import CHANGES
+from jobs.engine.change_digest import CHANGES
 from jobs.report import activity, availability, brokers, figures, timeline
 from jobs.report.incidents import changes, incidents
 from jobs.report.page import Figures, Page, write

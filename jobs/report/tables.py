@@ -15,10 +15,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as ds
 
+from jobs.common.exitcodes import BadInput
+
 RUN_PARTITIONING = ds.partitioning(pa.schema([("run_id", pa.string())]), flavor="hive")
 
 
-class ReportInputError(Exception):
+class ReportInputError(BadInput):
     """An input the report cannot read: the message is the one line the command prints."""
 
 

@@ -35,9 +35,9 @@ def main(argv: list[str] | None = None) -> int:
 
     from jobs.audit import options_from_config, run_audit
     from jobs.common.config import load_config
+    from jobs.common.session import session_for_config
     from jobs.ingest.job import main as ingest_main
     from jobs.replay.job import main as replay_main
-    from jobs.replay.kraft.job import session
     from jobs.report import write_report
     from jobs.sim.kraft_history import simulate, write_log
 
@@ -50,7 +50,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"[kraft-sample] simulated {args.minutes} minutes into {logs}: "
               f"{json.dumps(counts)}")
     cfg, cfg_path = load_config(None)
-    spark = session(cfg, cfg_path, None)  # conf/spark/local.conf, as `make run`'s
+    spark = session_for_config(cfg, cfg_path, None)  # conf/spark/local.conf, as `make run`'s
     rc = ingest_main(["--logs", str(logs), "--out", str(ingest), "--cluster", "kraft-sample"],
                      spark=spark)
     if rc == 0:

@@ -117,7 +117,6 @@ def build_parser() -> argparse.ArgumentParser:
         help="rate of contract-breaking rows per good row (e.g. 0.01)",
     )
     ap.add_argument("--cluster", default=DEFAULT_CLUSTER, help="the cluster column of every row")
-    ap.add_argument("--quiet", action="store_true", help="no progress bar")
     return ap
 
 

@@ -21,7 +21,7 @@ from functools import partial
 import pyarrow.compute as pc
 
 from jobs.bench.core import cached_log, group_log, read_log
-from jobs.replay.runs import Row, fold_order
+from jobs.engine.group_rows import Row, fold_order
 from jobs.whatif.facts import facts_from_arrow
 from jobs.whatif.plan import resolve
 from jobs.whatif.scenario import parse_scenario

@@ -4,7 +4,7 @@ events as a second file source; and the variants' cluster timelines, built on th
 
 A variant is one more part of the grouping key, like a cluster: the replay groups by
 (`<cluster>\\u241f<variant>`, bucket), so the variants replay side by side on the executors
-over one read of the log, and `jobs.replay.group` never knows it runs a what-if.
+over one read of the log, and `jobs.engine.group_fn` never knows it runs a what-if.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from jobs.common.instants import instant
-from jobs.replay.timeline import LogScan, log_scan
+from jobs.engine.timeline import LogScan, log_scan
 from jobs.whatif.plan import VariantPlan
 from jobs.whatif.scenario import DROP_FIELDS
 from schemas import event_types as ET

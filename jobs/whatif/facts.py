@@ -18,8 +18,9 @@ import pyarrow.dataset as ds
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
-from jobs.common.paths import arrow_filesystem
-from jobs.replay.source import event_files, read_events
+from jobs.common.exitcodes import BadInput
+from jobs.engine.event_log import event_files, read_events
+from jobs.store.filesystem import arrow_filesystem
 from schemas import event_types as ET
 from schemas.arrow import arrow_schema
 from schemas.events import EVENT_SCHEMA
@@ -38,7 +39,7 @@ BROKER_EVENTS = BROKER_OWN_EVENTS | {ET.CONTROLLER_FAILOVER}
 BROKER_LISTS = ("replicas", "isr", "brokers")
 
 
-class LogError(ValueError):
+class LogError(BadInput):
     """The log cannot take a what-if (a cluster name holding the separator)."""
 
 

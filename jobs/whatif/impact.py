@@ -10,7 +10,7 @@ from functools import reduce
 from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
-from jobs.replay.ledger import BatchCounts, ClusterCounts
+from jobs.store.ledger import BatchCounts, ClusterCounts
 from jobs.whatif.facts import LogFacts
 from jobs.whatif.matching import EditCounts
 from jobs.whatif.output import read_whatif_table, write_whatif_table

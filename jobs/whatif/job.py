@@ -30,13 +30,14 @@ from pyspark.sql import SparkSession
 
 from jobs.common.cli import command_parser
 from jobs.common.config import DEFAULT_CONFIG, find_file, load_config
-from jobs.common.paths import run_id_problem, scratch_path
+from jobs.common.exitcodes import read_failure
 from jobs.common.session import build_session, under_spark_submit
-from jobs.common.tables import path_exists, remove_scratch
-from jobs.replay.failures import nested_problem, out_problem, read_failure
-from jobs.replay.job import replay_config
-from jobs.replay.plausibility import Plausibility, rules_from_config
-from jobs.replay.source import EventSchemaError, NeedsSpark, check_event_files
+from jobs.engine.event_log import EventSchemaError, NeedsSpark, check_event_files
+from jobs.engine.failures import nested_problem, out_problem
+from jobs.engine.plausibility import Plausibility, rules_from_config
+from jobs.engine.settings import replay_config
+from jobs.store.filesystem import run_id_problem, scratch_path
+from jobs.store.tables import path_exists, remove_scratch
 from jobs.whatif.facts import LogError, LogFacts, facts_from_arrow, facts_from_spark
 from jobs.whatif.impact import impact_stage
 from jobs.whatif.output import publish

@@ -9,8 +9,8 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from jobs.common.states import read_state
-from jobs.common.tables import (
+from jobs.store.latest_state import read_state
+from jobs.store.tables import (
     delete_path,
     path_exists,
     read_table,

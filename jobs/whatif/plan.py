@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import pyarrow.compute as pc
 
-from jobs.replay.keying import TOPIC_MAX_LENGTH
+from jobs.engine.keying import TOPIC_MAX_LENGTH
 from jobs.whatif.consistency import consistency
 from jobs.whatif.facts import ClusterFacts, LogFacts
 from jobs.whatif.matching import EditCounts, drop_rows, partitions_of
@@ -114,7 +114,7 @@ def drop_matches(drop: Drop, cluster: str, e: Event) -> bool:
     return True
 
 
-# -- an injected event honours the input contract (the rules of jobs.replay.keying) -------
+# -- an injected event honours the input contract (the rules of jobs.engine.keying) -------
 
 def _list_problems(name: str, values: tuple[int, ...]) -> list[str]:
     problems = []
@@ -134,7 +134,7 @@ def _legal_topic(topic: str | None) -> bool:
 
 
 def event_problems(row: dict[str, Any]) -> list[str]:
-    """Why an injected event would be quarantined: `jobs.replay.keying.reason_column`'s
+    """Why an injected event would be quarantined: `jobs.engine.keying.reason_column`'s
     rules (seq and ts are the job's, so always present)."""
     et = row.get("event_type")
     if et not in ET.ALL_EVENTS:

@@ -17,19 +17,17 @@ from datetime import UTC, datetime
 import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 
-from jobs.common.tables import ensure_run_partitions, write_arrow
-from jobs.replay.codec import rows_to_record_batch
-from jobs.replay.group import ReplayFn, make_replay_fn
-from jobs.replay.incidents import write_incidents
-from jobs.replay.keying import key_events, key_wake_rows
-from jobs.replay.ledger import BatchCounts, RunLedger
-from jobs.replay.plausibility import Plausibility
-from jobs.replay.query import start_replay_query
-from jobs.replay.rollup import offline_rollup
-from jobs.replay.sink import BatchSink
-from jobs.replay.source import read_events, stream_events
-from jobs.replay.summary import summary_batches
-from jobs.replay.timeline import (
+from jobs.engine.batch_sink import BatchSink
+from jobs.engine.codec import rows_to_record_batch
+from jobs.engine.event_log import read_events, stream_events
+from jobs.engine.group_fn import ReplayFn, make_replay_fn
+from jobs.engine.incidents_table import write_incidents
+from jobs.engine.keying import key_events, key_wake_rows
+from jobs.engine.offline_rollup import offline_rollup
+from jobs.engine.plausibility import Plausibility
+from jobs.engine.query import start_replay_query
+from jobs.engine.run_summary import summary_batches
+from jobs.engine.timeline import (
     LogScan,
     ScanContext,
     build_timelines,
@@ -37,6 +35,8 @@ from jobs.replay.timeline import (
     scan_log,
     timeline_rows,
 )
+from jobs.store.ledger import BatchCounts, RunLedger
+from jobs.store.tables import ensure_run_partitions, write_arrow
 from jobs.whatif.edits import (
     drops_frame,
     edit_events,

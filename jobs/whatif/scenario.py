@@ -15,11 +15,12 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from jobs.common.exitcodes import BadInput
 from schemas.events import EVENT_COLUMNS
 from schemas.whatif import BASELINE, VARIANT_SEPARATOR
 
 
-class ScenarioError(ValueError):
+class ScenarioError(BadInput):
     """The scenario cannot be run: the message says which variant and field, and why."""
 
 

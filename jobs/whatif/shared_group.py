@@ -1,10 +1,10 @@
 """The what-if's function for `applyInPandasWithState` when its variants share their work.
 
 The query groups the log's rows by (cluster, bucket), as a plain replay does, so each group
-holds the log's rows once. Per group it reads them (`jobs.replay.group.read_group`), folds
+holds the log's rows once. Per group it reads them (`jobs.engine.group_fn.read_group`), folds
 them for every variant of the cluster (`jobs.whatif.sharing.fold_shared`: the shared prefix
 once, each variant from where it leaves the reference), and writes each variant's rows under
-its composite cluster, with its own counts row, through `jobs.replay.group.GroupOutput`: the
+its composite cluster, with its own counts row, through `jobs.engine.group_fn.GroupOutput`: the
 sink and everything after it see the same tagged rows as from one group per variant.
 
 A variant's counts are those of its own rows: the log's rows it keeps (its drops out, with
@@ -24,7 +24,7 @@ from typing import Any
 import pandas as pd
 from pyspark.sql.streaming.state import GroupState
 
-from jobs.replay.group import (
+from jobs.engine.group_fn import (
     SPILL_ROWS,
     TAGGED_COLUMNS,
     Encoded,
@@ -37,8 +37,8 @@ from jobs.replay.group import (
     emit_to,
     read_group,
 )
-from jobs.replay.runs import GroupRows, Row
-from jobs.replay.staging import StagingArea
+from jobs.engine.group_rows import GroupRows, Row
+from jobs.store.staging import StagingArea
 from jobs.whatif.sharing import Forked, Rows, VariantInput, fold_from, fold_shared
 from schemas.state import CLUSTER_BUCKET, SHARED_PREFIX_TAG, SHARED_WHOLE_TAG
 from statemachine.context import Outputs

@@ -50,7 +50,7 @@ class VariantInput:
     cluster: str
     config: ReplayConfig
     timeline: ClusterTimeline
-    horizon: int | None  # how far its groups apply the timeline (`jobs.replay.timeline`)
+    horizon: int | None  # how far its groups apply the timeline (`jobs.engine.timeline`)
     drops: tuple[Drop, ...] = ()
     points: tuple[int, ...] = ()  # sorted: the log seqs its injections follow
     failovers: dict[int, Event] = field(default_factory=dict)  # log seq -> as it has it
@@ -85,7 +85,7 @@ class VariantInput:
         return e
 
     def injected_in(self, bucket: int, buckets: int) -> list[Event]:
-        """Its injected events of `bucket`, keyed as `jobs.replay.keying` keys rows."""
+        """Its injected events of `bucket`, keyed as `jobs.engine.keying` keys rows."""
         return sorted((e for e in self.injected if _bucket(self.cluster, e, buckets) == bucket),
                       key=apply_order)
 

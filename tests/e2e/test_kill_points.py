@@ -16,10 +16,10 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from jobs.common.tables import read_table
-from jobs.replay.faults import ENV, POINTS
+from jobs.common.kill_points import ENV, POINTS
 from jobs.replay.job import main
-from jobs.replay.staging import KILL_WORKER_ENV
+from jobs.store.staging import KILL_WORKER_ENV
+from jobs.store.tables import read_table
 from schemas import event_types as ET
 from schemas.tables import TABLES
 from tests.helpers import ROOT

@@ -11,8 +11,8 @@ import pytest
 from pyspark.sql import functions as F
 
 from jobs.audit import AuditOptions, run_audit
-from jobs.common.tables import read_table
 from jobs.replay.job import main
+from jobs.store.tables import read_table
 from schemas import event_types as ET
 from tests.helpers.event_log import created, ev, failover, write_log
 

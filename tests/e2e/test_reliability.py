@@ -16,9 +16,9 @@ import pyarrow.parquet as pq
 import pytest
 from pyspark.sql import functions as F
 
-from jobs.common.states import read_state
-from jobs.common.tables import read_table
 from jobs.replay.job import main
+from jobs.store.latest_state import read_state
+from jobs.store.tables import read_table
 from schemas import event_types as ET
 from schemas.tables import TABLES
 from tests.helpers.event_log import created, ev, failover, write_log

@@ -26,8 +26,8 @@ import pytest
 from chispa import assert_df_equality
 from pyspark.sql import functions as F
 
-from jobs.common.states import read_state
 from jobs.replay.job import main
+from jobs.store.latest_state import read_state
 from schemas import event_types as ET
 from schemas.tables import STATE_TABLES
 from tests.helpers.event_log import created, ev, failover, write_log

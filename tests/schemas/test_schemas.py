@@ -68,7 +68,7 @@ def test_operator_schemas_are_flat_and_keyed() -> None:
 def test_bucket_expression_matches_the_core(spark) -> None:
     from pyspark.sql import functions as F
 
-    from jobs.replay.keying import bucket_column
+    from jobs.engine.keying import bucket_column
     from statemachine.replay import bucket_of
 
     pairs = [("default", "orders"), ("east", "payments-ü"), ("default", "t1"), ("x", "")]

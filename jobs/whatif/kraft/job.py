@@ -15,11 +15,17 @@ from pathlib import Path
 from pyspark.sql import SparkSession
 
 from jobs.common.config import DEFAULTS, load_config
-from jobs.common.paths import run_id_problem, scratch_path
-from jobs.common.tables import path_exists, remove_scratch
-from jobs.replay.failures import nested_problem, out_problem
-from jobs.replay.kraft.job import profile_of, session
-from jobs.replay.kraft.source import KraftInput, find_kraft_input, ingest_noops, read_clusters
+from jobs.common.session import session_for_config
+from jobs.engine.failures import nested_problem, out_problem
+from jobs.engine.kraft.metadata_source import (
+    KraftInput,
+    find_kraft_input,
+    ingest_noops,
+    read_clusters,
+)
+from jobs.engine.kraft.pipeline import profile_of
+from jobs.store.filesystem import run_id_problem, scratch_path
+from jobs.store.tables import path_exists, remove_scratch
 from jobs.whatif.impact import impact_stage
 from jobs.whatif.kraft.plan import KraftVariant, kraft_facts, resolve
 from jobs.whatif.kraft.run import replay_kraft_variants
@@ -68,7 +74,7 @@ def kraft_main(argv: list[str] | None, kraft: KraftInput, log: Callable[[str], N
     log(f"events={kraft.records} scenario={args.scenario} out={args.out} run_id={run_id} "
         f"started={datetime.now(UTC):%Y-%m-%dT%H:%M:%SZ}")
     if spark is None:
-        spark = session(cfg, cfg_path, args.master)
+        spark = session_for_config(cfg, cfg_path, args.master)
     problem = out_problem(spark, args.out, run_id)
     if problem is not None:
         return error(problem)

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from jobs.replay.kraft.source import ClusterLog
+from jobs.engine.kraft.metadata_source import ClusterLog
 from jobs.whatif.facts import ClusterFacts, LogFacts
 from jobs.whatif.matching import EditCounts
 from jobs.whatif.plan import topic_settings

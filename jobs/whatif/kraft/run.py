@@ -11,17 +11,17 @@ from datetime import UTC, datetime
 
 from pyspark.sql import SparkSession
 
-from jobs.common.tables import ensure_run_partitions, write_arrow
-from jobs.replay.kraft.fold import (
+from jobs.engine.kraft.fold import (
     ClusterRun,
     offline_rollup,
     offset_facts,
     run_counts,
     skipped_counts,
 )
-from jobs.replay.kraft.job import write_tables
-from jobs.replay.kraft.source import ClusterLog
-from jobs.replay.summary import summary_batches
+from jobs.engine.kraft.metadata_source import ClusterLog
+from jobs.engine.kraft.pipeline import write_tables
+from jobs.engine.run_summary import summary_batches
+from jobs.store.tables import ensure_run_partitions, write_arrow
 from jobs.whatif.kraft.plan import KraftVariant
 from jobs.whatif.matching import EditCounts
 from jobs.whatif.plan import composite
@@ -36,7 +36,7 @@ DROPPED = "skipped:dropped_by_variant"  # run_summary: log records a variant did
 
 def cluster_run(log: ClusterLog, out: KraftOutputs, key: str, noops: int,
                 dropped: int = 0) -> ClusterRun:
-    """`jobs.replay.kraft.fold.fold_cluster`'s tables of one folded variant (no metadata
+    """`jobs.engine.kraft.fold.fold_cluster`'s tables of one folded variant (no metadata
     writes and no changes digest: the what-if copies neither)."""
     skipped = skipped_counts(log, out, noops)
     if dropped:

@@ -17,8 +17,8 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 from jobs.audit import AuditOptions, AuditResult, run_audit
-from jobs.common.tables import read_table
 from jobs.replay.job import main as replay_main
+from jobs.store.tables import read_table
 from schemas import event_types as ET
 from tests.helpers.event_log import created, ev, failover, write_log
 

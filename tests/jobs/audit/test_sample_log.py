@@ -20,9 +20,9 @@ from pyspark.sql import functions as F
 
 from jobs.audit import AuditOptions, run_audit
 from jobs.audit.load import read_checks
-from jobs.common.tables import read_table
 from jobs.replay.job import main as replay_main
 from jobs.sim.cli import write_log
+from jobs.store.tables import read_table
 
 pytestmark = pytest.mark.slow
 

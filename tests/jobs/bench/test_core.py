@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from jobs.bench.core import fold_groups, group_log, read_log, run_core, sort_log
-from jobs.replay.group import EVENT_TABLES, STATE_TABLES
+from jobs.engine.group_fn import EVENT_TABLES, STATE_TABLES
 from jobs.sim.cli import write_log
 
 

@@ -9,9 +9,9 @@ import gzip
 from pathlib import Path
 from typing import Any
 
+from jobs.engine.event_log import check_event_files
 from jobs.ingest import job as ingest_logs
 from jobs.ingest.logparse import pipeline, version
-from jobs.replay.source import check_event_files
 from schemas.events import EVENT_SCHEMA
 from tests.helpers import INGEST_FIXTURES
 

@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from jobs.common.states import read_state
-from jobs.common.tables import read_table
 from jobs.replay.job import main
+from jobs.store.latest_state import read_state
+from jobs.store.tables import read_table
 from schemas import event_types as ET
 from statemachine.events import Event
 from statemachine.replay import bucket_of

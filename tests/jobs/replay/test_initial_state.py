@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 from pyspark.sql import functions as F
 
-from jobs.common.states import read_state
+from jobs.engine.initial_state import InitialStateError, read_initial_state, seed_rows
 from jobs.replay.job import main
-from jobs.replay.seed import InitialStateError, read_initial_state, seed_rows
+from jobs.store.latest_state import read_state
 from schemas import event_types as ET
 from schemas.events import EVENT_COLUMNS
 from tests.helpers.event_log import ev, failover, ts_of, write_log

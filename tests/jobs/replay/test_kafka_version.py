@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 from pyspark.sql import functions as F
 
-from jobs.common.tables import read_table
 from jobs.replay.job import main
+from jobs.store.tables import read_table
 from schemas import event_types as ET
 from tests.helpers.event_log import created, ev, failover, write_log
 

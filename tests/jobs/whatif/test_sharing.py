@@ -13,7 +13,7 @@ import pyarrow.compute as pc
 import pytest
 
 from jobs.bench.core import group_log, read_log
-from jobs.replay.runs import fold_order
+from jobs.engine.group_rows import fold_order
 from jobs.sim.cli import write_log
 from jobs.whatif.facts import facts_from_arrow
 from jobs.whatif.plan import VariantPlan, resolve

@@ -1,4 +1,4 @@
-"""Incremental KRaft replays (`--checkpoint`, `jobs/replay/kraft/checkpoint.py`): the log of
+"""Incremental KRaft replays (`--checkpoint`, `jobs/store/kraft_checkpoint.py`): the log of
 tests/helpers/kraft_segments.py cut into two nights after broker 1's fence (offsets 0-15,
 up to 90 s: `orders` p1 offline from 60 s, open at the first night's end), the second
 night its unfence (180 s), p0's ISR growing back, `tmp` created and removed. Two nightly

@@ -1,0 +1,108 @@
+"""The run's `changes` table: what changed in the cluster during the run (topics,
+reassignments, leaders, configs, brokers, controllers), each change counted and its first
+rows listed (`jobs.engine.change_digest`).
+
+It is written after the stream, from this run's committed tables (read on the driver,
+`jobs.store.run_reads`), the `reassigning` windows and leader writes of the checkpoint's
+earlier runs, the requests counted by the log scan and the cluster timeline.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import pyarrow as pa
+from pyspark.sql import SparkSession
+
+from jobs.engine import change_digest
+from jobs.engine.change_digest import Change
+from jobs.engine.log_checks import SeqFacts
+from jobs.store.run_reads import run_rows
+from jobs.store.tables import write_arrow
+from schemas.arrow import arrow_schema
+from schemas.tables import TABLES
+from statemachine.cluster import ClusterTimeline
+
+# Causes of a partition state write that may change its leader (an `isr_change` never does).
+LEADER_CAUSES = ["initialization", "election", "isr_shrink", "reassignment"]
+Rows = dict[str, list[tuple[Any, ...]]]
+
+
+def _by_cluster(rows: Iterable[tuple[Any, ...]]) -> Rows:
+    out: Rows = {}
+    for cluster, *rest in rows:
+        out.setdefault(str(cluster), []).append(tuple(rest))
+    return out
+
+
+def _creations(spark: SparkSession, out_dir: str, run_id: str) -> Rows:
+    return _by_cluster(run_rows(
+        spark, out_dir, "state_changes", run_id, ["cluster", "seq", "ts", "topic", "partition"],
+        {"machine": ["partition"], "outcome": ["applied"],
+         "from_state": ["NonExistentPartition"], "to_state": ["NewPartition"]}))
+
+
+def _deletions(spark: SparkSession, out_dir: str, run_id: str) -> Rows:
+    return _by_cluster(run_rows(spark, out_dir, "findings", run_id,
+                                ["cluster", "seq", "ts", "topic"], {"kind": ["topic_deleted"]}))
+
+
+def _reassigning(spark: SparkSession, out_dir: str, runs: list[str]) -> Rows:
+    columns = ["cluster", "topic", "partition", "start_seq", "start_ts", "end_seq", "end_ts"]
+    return _by_cluster((c, run, *rest) for run in runs for c, *rest in run_rows(
+        spark, out_dir, "partition_windows", run, columns, {"kind": ["reassigning"]}))
+
+
+def _leader_writes(spark: SparkSession, out_dir: str, run_id: str, runs: list[str]) -> Rows:
+    """The run's elections, and every earlier write that may have set the leader of the
+    topics they elected in."""
+    columns = ["cluster", "seq", "write", "ts", "topic", "partition", "leader", "cause"]
+    mine = run_rows(spark, out_dir, "partition_state_writes", run_id, columns,
+                    {"cause": ["election"]})
+    topics = sorted({str(r[4]) for r in mine})
+    if not topics:
+        return {}
+    where = {"cause": LEADER_CAUSES, "topic": topics}
+    return _by_cluster((c, run, *rest) for run in runs for c, *rest in run_rows(
+        spark, out_dir, "partition_state_writes", run, columns, where))
+
+
+def run_changes(spark: SparkSession, out_dir: str, run_id: str, runs: Iterable[str],
+                facts: Mapping[str, SeqFacts],
+                timelines: Mapping[str, ClusterTimeline]) -> dict[str, list[Change]]:
+    """Per cluster the run read rows of, its changes with at least one row."""
+    every = sorted({*runs, run_id})
+    created = _creations(spark, out_dir, run_id)
+    deleted = _deletions(spark, out_dir, run_id)
+    reassigning = _reassigning(spark, out_dir, every)
+    writes = _leader_writes(spark, out_dir, run_id, every)
+    out: dict[str, list[Change]] = {}
+    for cluster in sorted(c for c, f in facts.items() if f.seq_max is not None):
+        f = facts[cluster]
+        found = [*change_digest.created(created.get(cluster, [])),
+                 change_digest.deleted(deleted.get(cluster, [])),
+                 *change_digest.reassignments(reassigning.get(cluster, []), run_id),
+                 change_digest.leaders_moved(writes.get(cluster, []), run_id),
+                 *change_digest.from_requests(f.requested)]
+        if cluster in timelines:
+            found += change_digest.cluster_changes(timelines[cluster], f.previous_seq_max)
+        out[cluster] = change_digest.in_order(found)
+    return out
+
+
+def change_batches(found: Mapping[str, list[Change]], run_id: str) -> list[pa.RecordBatch]:
+    schema = arrow_schema(TABLES["changes"])
+    fields = ("seq", "ts", "topic", "partition", "broker_id", "detail")
+    rows = [{"cluster": cluster, "run_id": run_id, "change": c.change, "count": c.count,
+             "first": [dict(zip(fields, r, strict=True)) for r in c.first]}
+            for cluster, changes in found.items() for c in changes]
+    return [pa.RecordBatch.from_pylist(rows, schema=schema)] if rows else []
+
+
+def write_changes(spark: SparkSession, out_dir: str, run_id: str, runs: Iterable[str],
+                  facts: Mapping[str, SeqFacts],
+                  timelines: Mapping[str, ClusterTimeline]) -> int:
+    """Write the run's `changes`; the number of rows."""
+    found = run_changes(spark, out_dir, run_id, runs, facts, timelines)
+    return write_arrow(spark, change_batches(found, run_id), out_dir, "changes", run_id)

@@ -1,0 +1,92 @@
+"""The run's offline roll-up (`jobs.engine.offline_rollup.offline_rollup`): the pyarrow read of the
+run's `partition_windows` files gives the same figures as the Spark job it replaces."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+import jobs.engine.offline_rollup as rollup
+from jobs.engine.offline_rollup import Rollup, offline_rollup
+from jobs.store.staging import WRITE_OPTIONS, file_schema
+
+S = 1_000_000  # microseconds per second
+
+
+def at(second: int | None) -> datetime | None:
+    return None if second is None else datetime.fromtimestamp(second, UTC)
+
+
+def window(cluster: str, topic: str, kind: str, start: int | None, end: int | None,
+           cause: int | None) -> dict[str, Any]:
+    row: dict[str, Any] = {name: None for name in file_schema("partition_windows").names}
+    row.update(cluster=cluster, topic=topic, partition=0, kind=kind, start_ts=at(start),
+               end_ts=at(end), cause_broker=cause)
+    return row
+
+
+def write_windows(out: Path, run_id: str, rows: list[dict[str, Any]], name: str) -> None:
+    partition = out / "partition_windows" / f"run_id={run_id}"
+    partition.mkdir(parents=True, exist_ok=True)
+    table = pa.Table.from_pylist(rows, schema=file_schema("partition_windows"))
+    pq.write_table(table, partition / name, **WRITE_OPTIONS)
+
+
+def both(spark: Any, out: Path, run_id: str, starts: dict[str, int], ends: dict[str, int],
+         monkeypatch: pytest.MonkeyPatch) -> tuple[dict[str, Rollup], dict[str, Rollup]]:
+    fast = offline_rollup(spark, str(out), run_id, starts, ends)
+    with monkeypatch.context() as m:
+        m.setattr(rollup, "arrow_windows", lambda *_: None)
+        slow = offline_rollup(spark, str(out), run_id, starts, ends)
+    return fast, slow
+
+
+def test_pyarrow_and_spark_rollups_agree(spark: Any, tmp_path: Path,
+                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    out = tmp_path / "out"
+    write_windows(out, "r1", [
+        window("east", "a", "offline", 100, 160, 2),  # inside the period: 60 s
+        window("east", "a", "offline", 50, 130, 2),  # starts before the period: 30 s
+        window("east", "b", "offline", 150, None, None),  # open: up to the end, 50 s
+        window("east", "b", "offline", 300, 400, 3),  # after the period's end: 0 s
+        window("east", "b", "under_min_isr", 100, 200, 2),  # not offline
+        window("west", "c", "offline", 10, 20, 1),  # no period start: the log's start
+        window("north", "d", "offline", 10, 20, 1),  # a cluster without a period end
+    ], "part-0.parquet")
+    write_windows(out, "r1", [window("east", "a", "offline", 100, 200, 4)], "_hidden.parquet")
+    write_windows(out, "r0", [window("east", "a", "offline", 100, 200, 4)], "part-0.parquet")
+    starts, ends = {"east": 100 * S}, {"east": 200 * S, "west": 30 * S, "gone": -1}
+    fast, slow = both(spark, out, "r1", starts, ends, monkeypatch)
+    assert fast == slow
+    assert fast["east"].by_topic == {"a": 90.0, "b": 50.0}
+    assert fast["east"].by_cause_broker == {"2": 90.0, "3": 0.0, "none": 50.0}
+    assert fast["east"].seconds == 140.0
+    assert fast["west"] == Rollup(30 * S, 10.0, {"c": 10.0}, {"1": 10.0})
+    assert set(fast) == {"east", "west"}
+
+
+def test_a_run_without_windows_rolls_up_to_zero(spark: Any, tmp_path: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    out = tmp_path / "out"
+    write_windows(out, "r0", [window("east", "a", "offline", 1, 2, 1)], "part-0.parquet")
+    fast, slow = both(spark, out, "r1", {}, {"east": 5 * S}, monkeypatch)
+    assert fast == slow == {"east": Rollup(5 * S)}
+
+
+def test_the_period_is_kept_and_a_cluster_without_times_has_an_empty_one(
+    spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`run_summary` records each cluster's period for the audit's post-mortem: a cluster
+    whose rows carried no time covers nothing, its open window included."""
+    out = tmp_path / "out"
+    write_windows(out, "r1", [window("east", "a", "offline", 50, None, 2)], "part-0.parquet")
+    fast, slow = both(spark, out, "r1", {"east": 100 * S, "west": 7 * S},
+                      {"east": -1, "west": 30 * S}, monkeypatch)
+    assert fast == slow
+    assert fast["east"] == Rollup(100 * S, 0.0, {"a": 0.0}, {"2": 0.0}, period_start_us=100 * S)
+    assert (fast["west"].period_start_us, fast["west"].period_end_us) == (7 * S, 30 * S)
