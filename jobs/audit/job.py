@@ -15,7 +15,7 @@ Exit status: 0 when no check reaches `--fail-on` (default critical), 1 when one 
 from __future__ import annotations
 
 import argparse
-import sys
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -32,14 +32,13 @@ from jobs.audit.options import (
 )
 from jobs.audit.publish import failed, publish, publish_problem, publish_run
 from jobs.audit.run import run_audit
-from jobs.common.config import DEFAULT_CONFIG, find_file, load_config
-from jobs.common.session import build_session, under_spark_submit
+from jobs.common.command import refuse as refuse_input
+from jobs.common.command import run_job
+from jobs.common.config import DEFAULT_CONFIG, load_config
+from jobs.common.session import build_session, configured_properties
 from jobs.store.filesystem import run_id_problem
 
-
-def error(message: str) -> int:
-    print(f"[audit] ERROR: {message}", file=sys.stderr, flush=True)
-    return 2
+log = logging.getLogger(__name__)
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -91,7 +90,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 def refuse(args: argparse.Namespace, message: str) -> int:
     """Bad input: one line on stderr, and the ERROR verdict published when it can be."""
-    rc = error(message)
+    rc = refuse_input(message)
     if publish_problem(args.verdict_json, args.prometheus) is None:
         publish(failed(args.run_id, args.fail_on, rc, message), {},
                 verdict_json=args.verdict_json, prometheus=args.prometheus)
@@ -114,17 +113,16 @@ def read_options(args: argparse.Namespace) -> AuditOptions:
     return options_from_config(args.config, **overrides)
 
 
-def local_spark_conf(config: str | None) -> Path | None:
-    """The config file's `spark_conf` for a local run (spark-submit passes its own), found
-    as the replay job finds it."""
-    if under_spark_submit():
-        return None
-    cfg, cfg_path = load_config(config)
-    base = cfg_path.parent.parent if cfg_path else None  # conf/replay.toml -> the root
-    return find_file(str(cfg["spark_conf"]), base) if cfg.get("spark_conf") else None
+def properties_of(config: str | None) -> Path | None:
+    """The config file's `spark_conf` for a local run, found as the replay finds it."""
+    return configured_properties(*load_config(config))
 
 
 def main(argv: list[str] | None = None, spark: SparkSession | None = None) -> int:
+    return run_job("audit", argv, audit, spark)
+
+
+def audit(argv: list[str], spark: SparkSession | None) -> int:
     args = parse_args(argv)
     # The run id names audit_checks' partition directory.
     problem = run_id_problem(args.run_id) or publish_problem(args.verdict_json, args.prometheus)
@@ -137,9 +135,9 @@ def main(argv: list[str] | None = None, spark: SparkSession | None = None) -> in
         return refuse(args, str(exc))
     if spark is None:
         spark = build_session("kafka-controller-audit", master=args.master,
-                              properties_file=local_spark_conf(args.config))
-    print(f"[audit] tables={args.tables} run_id={args.run_id} fail_on={options.fail_on} "
-          f"out={options.out or args.tables}", flush=True)
+                              properties_file=properties_of(args.config))
+    log.info(f"tables={args.tables} run_id={args.run_id} fail_on={options.fail_on} "
+          f"out={options.out or args.tables}")
     result = run_audit(spark, args.tables, args.run_id, options)
     return publish_run(spark, args.tables, result, verdict_json=args.verdict_json,
                        prometheus=args.prometheus, cluster=options.cluster)

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import os
-import sys
 import tempfile
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
@@ -34,6 +34,8 @@ from jobs.audit.run import ERROR, FAIL, PASS, AuditResult
 from jobs.common.exitcodes import BAD_INPUT, CHECKPOINT_BUSY
 from jobs.store.tables import read_table_or_empty
 from schemas.audit import CRITICAL
+
+log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:  # imported where used: only --prometheus needs prometheus_client
     from prometheus_client import CollectorRegistry
@@ -282,10 +284,9 @@ def publish(result: AuditResult, clusters: Mapping[str, ClusterFigures], *,
         try:
             write(Path(path), result, clusters, at)
         except OSError as exc:
-            print(f"[audit] ERROR: {flag} {path} not written: {exc}", file=sys.stderr,
-                  flush=True)
+            log.error(f"{flag} {path} not written: {exc}")
         else:
-            print(f"[audit] {flag}: verdict {result.verdict} written to {path}", flush=True)
+            log.info(f"{flag}: verdict {result.verdict} written to {path}")
     return result.exit_code
 
 

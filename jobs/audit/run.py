@@ -11,7 +11,7 @@ lazy union) -> load (`audit_checks`), then the post-mortem and the verdict, prin
 
 from __future__ import annotations
 
-import sys
+import logging
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -32,6 +32,8 @@ from jobs.audit.postmortem import (
     run_periods,
 )
 from schemas.audit import SEVERITIES
+
+log = logging.getLogger(__name__)
 
 PASS, FAIL, ERROR = "PASS", "FAIL", "ERROR"
 EXAMPLES = 3  # rows shown per check in the report
@@ -162,5 +164,5 @@ def run_audit(spark: SparkSession, tables_dir: str, run_id: str,
     try:
         return _audit(spark, tables_dir, run_id, options)
     except AuditInputError as exc:
-        print(f"[audit] ERROR: {exc}", file=sys.stderr, flush=True)
+        log.error(str(exc))
         return AuditResult(run_id, ERROR, 2, options.fail_on, error=str(exc))

@@ -14,7 +14,6 @@ of the fold alone), partitions per second, seconds per stage and peak RSS.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import resource
@@ -33,6 +32,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
+from jobs.common.cli import command_parser
+from jobs.common.command import run_job
 from jobs.engine.codec import file_batch
 from jobs.engine.group_fn import EVENT_TABLES, FLUSH_ROWS, STATE_TABLES
 from schemas import event_types as ET
@@ -303,7 +304,11 @@ def record(path: Path, fig: dict[str, Any], load_before: float) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m jobs.bench.core", description=__doc__)
+    return run_job("bench-core", None if argv is None else list(argv), run_bench_core)
+
+
+def run_bench_core(argv: list[str], _spark: object) -> int:
+    ap = command_parser("python -m jobs.bench.core", __doc__)
     ap.add_argument("--preset", default="bench")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--buckets", type=int, default=DEFAULT_BUCKETS)

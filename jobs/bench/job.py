@@ -33,6 +33,7 @@ import pyarrow.parquet as pq
 
 from jobs.bench.core import REPO_ROOT, cached_log
 from jobs.common.cli import command_parser
+from jobs.common.command import run_job
 
 RUN_ID = "bench"
 # The sections of bench.json other commands than `make bench` write.
@@ -481,6 +482,10 @@ def print_summary(result: Run) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    return run_job("bench", None if argv is None else list(argv), run_bench)
+
+
+def run_bench(argv: list[str], _spark: object) -> int:
     args = parse_args(argv)
     load_before = os.getloadavg()[0]
     measured = measure(args)

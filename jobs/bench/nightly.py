@@ -30,6 +30,8 @@ import pyarrow.parquet as pq
 
 from jobs.bench.core import CACHE, REPO_ROOT, cached_log, read_log
 from jobs.bench.job import run_spark, write_reports
+from jobs.common.cli import command_parser
+from jobs.common.command import run_job
 from jobs.store.latest_state_arrow import arrow_state
 from schemas.tables import STATE_TABLES
 
@@ -87,7 +89,7 @@ def run_nightly(preset: str, seed: int, share: float, buckets: int | None,
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    ap = argparse.ArgumentParser(prog="python -m jobs.bench.nightly", description=__doc__)
+    ap = command_parser("python -m jobs.bench.nightly", __doc__)
     ap.add_argument("--preset", default="bench")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--share", type=float, default=0.01, help="the night's share of the log")
@@ -100,6 +102,10 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    return run_job("bench-nightly", None if argv is None else list(argv), run_bench_nightly)
+
+
+def run_bench_nightly(argv: list[str], _spark: object) -> int:
     args = parse_args(argv)
     result = run_nightly(args.preset, args.seed, args.share, args.buckets, Path(args.work),
                          Path(args.cache))

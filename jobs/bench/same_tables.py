@@ -21,6 +21,7 @@ from typing import Any
 import pyarrow.dataset as ds
 
 from jobs.common.cli import command_parser
+from jobs.common.command import run_job
 from jobs.common.exitcodes import BAD_INPUT, CHECK_FAILED, OK
 
 CLOCKS = {"run_summary": ("started_at", "finished_at", "stage_seconds")}
@@ -65,6 +66,10 @@ def compare(expected: Path, actual: Path, run_id: str) -> list[tuple[str, int, i
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    return run_job("same-tables", None if argv is None else list(argv), run_same_tables)
+
+
+def run_same_tables(argv: list[str], _spark: object) -> int:
     ap = command_parser("python -m jobs.bench.same_tables", __doc__)
     ap.add_argument("--expected", required=True, help="tables of the reference replay")
     ap.add_argument("--actual", required=True, help="tables of the replay to check")

@@ -34,7 +34,10 @@ Body = Callable[[list[str], "SparkSession | None"], int]
 def run_job(command: str, argv: list[str] | None, body: Body,
             spark: SparkSession | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
-    logs.configure(command, logs.level_of("--quiet" in args, "--verbose" in args))
+    caller = logs.current()
+    quiet, verbose = "--quiet" in args, "--verbose" in args
+    # A command run by another without either flag talks as its caller does.
+    logs.configure(command, logs.level_of(quiet, verbose) if quiet or verbose else caller[1])
     try:
         return body(args, spark)
     except BadInput as exc:
@@ -44,6 +47,8 @@ def run_job(command: str, argv: list[str] | None, body: Body,
         if explained is None:
             raise
         return refuse(explained)
+    finally:
+        logs.configure(*caller)  # a command run by another: the other's lines again
 
 
 def refuse(message: str) -> int:

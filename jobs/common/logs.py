@@ -49,10 +49,21 @@ class _Below(logging.Filter):
         return record.levelno < self.level
 
 
+_current: tuple[str, int] = (ROOT, NORMAL)
+
+
+def current() -> tuple[str, int]:
+    """The command name and level of the lines now: a command that runs another (the
+    sample runs the replay) restores them when the other returns."""
+    return _current
+
+
 def configure(command: str, level: int = NORMAL) -> None:
     """Lines of every `jobs.*` logger as `[command] message`: below WARNING on stdout,
     WARNING and above on stderr with their level. Called again, it replaces the last
     configuration (a test, or `jobs.replay --audit`, runs several commands in a process)."""
+    global _current
+    _current = (command, level)
     root = logging.getLogger(ROOT)
     for handler in list(root.handlers):
         root.removeHandler(handler)

@@ -17,6 +17,7 @@ fall back to a system `python3` without pyarrow.
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 import sys
@@ -25,6 +26,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from jobs.common.uris import scheme_of
+
+log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
@@ -132,9 +135,9 @@ def build_session(
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     chosen = choose_worker_python(settings)
     if chosen is not None:
-        print(f"[session] {WORKER_PYTHON}={chosen}: the driver's own interpreter (neither "
+        log.info(f"{WORKER_PYTHON}={chosen}: the driver's own interpreter (neither "
               f"PYSPARK_PYTHON nor {WORKER_PYTHON} is set; set one when the executors' "
-              "Python lives elsewhere)", file=sys.stderr, flush=True)
+              "Python lives elsewhere)")
     if master is None:
         master = settings.pop("spark.master", None)
         if master is None and not under_spark_submit():

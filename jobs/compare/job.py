@@ -33,7 +33,7 @@ the tables, then count them). How a logged value is matched is in `jobs.compare.
 from __future__ import annotations
 
 import argparse
-import sys
+import logging
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import NamedTuple
@@ -44,6 +44,8 @@ from pyspark.sql import Row as SparkRow
 from pyspark.sql import functions as F
 
 from jobs.common.cli import command_parser
+from jobs.common.command import run_job
+from jobs.common.exitcodes import BadInput
 from jobs.compare.brokers import BROKER_KINDS, BrokerRow, compare_brokers
 from jobs.compare.partitions import (
     ENTITY_COLUMNS,
@@ -64,6 +66,8 @@ from schemas.compare import (
 )
 from schemas.tables import STATE_TABLES
 from statemachine.rows import APPLIED, FAILED
+
+log = logging.getLogger(__name__)
 
 PARTITION_KEY = ("cluster", "topic", "partition")
 COMPARISON, TRANSITION = "E", "T"  # `rtype` of the cogroup's rows
@@ -351,12 +355,15 @@ def run(spark: SparkSession, args: argparse.Namespace,
 
 
 def main(argv: Sequence[str] | None = None, spark: SparkSession | None = None) -> int:
+    return run_job("compare", None if argv is None else list(argv), compare, spark)
+
+
+def compare(argv: list[str], spark: SparkSession | None) -> int:
     args = parse_args(argv)
     try:
         choose_profile(args.kafka_version, None)  # a bad --kafka-version stops before Spark
     except ValueError as exc:
-        print(f"[compare] ERROR: {exc}", file=sys.stderr, flush=True)
-        return 2
+        raise BadInput(str(exc)) from None
     if spark is None:
         from jobs.common.session import build_session
 

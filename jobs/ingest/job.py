@@ -31,6 +31,7 @@ events; place the observations) -> load (write the tables, then the summary).
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import re
 import time
@@ -46,6 +47,7 @@ from pyspark.sql import types as T
 from pyspark.sql.window import Window
 
 from jobs.common.cli import command_parser
+from jobs.common.command import run_job
 from jobs.ingest.kraft import job as kraft_job
 from jobs.ingest.logparse import blocks
 from jobs.ingest.logparse.assemble import (
@@ -82,6 +84,8 @@ Log = Callable[[str], object]
 _SOURCE = r"^(.*):(\d+)$"
 # The KRaft metadata log's folder, which starts with `_` like a hidden one.
 METADATA_FOLDER = re.compile(r"__cluster_metadata-\d+$")
+
+logger = logging.getLogger(__name__)
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
@@ -239,7 +243,7 @@ def list_logs(spark: SparkSession, args: argparse.Namespace, log: Log
     include = _include(args)
     files, skipped = list_inputs(spark, args.logs, include)
     if skipped:
-        log(f"ingest_logs: skipped {len(skipped)} file(s) not matching --include "
+        log(f"skipped {len(skipped)} file(s) not matching --include "
             f"{','.join(include)}: {', '.join(x.rsplit('/', 1)[-1] for x in skipped[:10])}"
             + (" ..." if len(skipped) > 10 else ""))
     return files, skipped
@@ -520,7 +524,7 @@ def load(spark: SparkSession, tables: Tables, cluster: str, out: str) -> Summary
     return rows[-1]
 
 
-def run(spark: SparkSession, args: argparse.Namespace, log: Log = print) -> dict[str, Any]:
+def run(spark: SparkSession, args: argparse.Namespace, log: Log = logger.info) -> dict[str, Any]:
     """Ingest the controller logs, and the KRaft metadata logs among the inputs (told apart
     by content, `jobs.ingest.kraft`): the second write only their own tables."""
     t0 = time.time()
@@ -556,8 +560,8 @@ def run_logs(spark: SparkSession, args: argparse.Namespace, files: list[str],
            if k not in ("cluster", "file", "lines_used", "kafka_version")},
         "files": len(tables.lines), "skipped_files": len(extracted.skipped),
         "seconds": round(time.time() - t0, 1), "parse_seconds": round(t_parse - t0, 1)}
-    log(f"ingest_logs: line formats of Kafka {total.kafka_version or '(not recognised)'}")
-    log(f"ingest_logs: {result['files']} files, {total.lines_read} lines read, "
+    log(f"line formats of Kafka {total.kafka_version or '(not recognised)'}")
+    log(f"{result['files']} files, {total.lines_read} lines read, "
         f"{total.lines_used} used ({total.lines_extracted} extracted), "
         f"{total.lines_ignored} ignored, {total.lines_unparsed} unparsed; {total.events} "
         f"events, {total.observations} observations; {result['seconds']} s -> {out}")
@@ -565,9 +569,13 @@ def run_logs(spark: SparkSession, args: argparse.Namespace, files: list[str],
 
 
 def main(argv: Sequence[str] | None = None, spark: SparkSession | None = None) -> int:
+    return run_job("ingest", None if argv is None else list(argv), ingest, spark)
+
+
+def ingest(argv: list[str], spark: SparkSession | None) -> int:
     args = parse_args(argv)
-    print(f"ingest_logs: logs={args.logs} out={args.out} cluster={args.cluster} "
-          f"timezone={args.timezone}")
+    logger.info(f"logs={args.logs} out={args.out} cluster={args.cluster} "
+                f"timezone={args.timezone}")
     if spark is None:
         from jobs.common.session import build_session
 

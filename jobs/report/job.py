@@ -22,11 +22,11 @@ batch by batch) -> draw (`jobs.report.figures`) -> render (`jobs.report.page`, J
 from __future__ import annotations
 
 import argparse
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 from jobs.common.cli import command_parser
+from jobs.common.command import run_job
 from jobs.engine.change_digest import CHANGES
 from jobs.report import activity, availability, brokers, figures, timeline
 from jobs.report.incidents import changes, incidents
@@ -166,14 +166,17 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    return run_job("report", None if argv is None else list(argv), report)
+
+
+def report(argv: list[str], _spark: object) -> int:
     args = parse_args(argv)
+    if args.whatif_run_id is not None and args.whatif is None:
+        raise ReportInputError("--whatif-run-id needs --whatif")
     try:
-        if args.whatif_run_id is not None and args.whatif is None:
-            raise ReportInputError("--whatif-run-id needs --whatif")
         out = write_report(args.tables, args.out, args.run_id, args.audit, args.whatif,
                            args.whatif_run_id)
-    except ReportInputError as error:
-        print(f"report: {(str(error).splitlines() or ['error'])[0]}", file=sys.stderr)
-        return 2
+    except ReportInputError as error:  # a message may quote a file's lines: the first
+        raise ReportInputError((str(error).splitlines() or ["error"])[0]) from None
     print(f"[report] {out} ({out.stat().st_size:,} bytes)")
     return 0

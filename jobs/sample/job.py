@@ -15,12 +15,20 @@ log is built to hold an outage or two.
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
 
 from jobs.common.cli import command_parser
+from jobs.common.command import run_job
+
+log = logging.getLogger(__name__)
 
 
 def main(argv: list[str] | None = None) -> int:
+    return run_job("run", argv, sample)
+
+
+def sample(argv: list[str], _spark: object) -> int:
     ap = command_parser("python -m jobs.sample", __doc__)
     ap.add_argument("--out", default="out", help="directory for events/ and tables/")
     ap.add_argument("--preset", default="sample", help="the simulated log's size (jobs.sim)")
@@ -38,24 +46,24 @@ def main(argv: list[str] | None = None) -> int:
     out = Path(args.out)
     events = out / "events"
     if events.is_dir() and any(events.glob("*.parquet")):
-        print(f"[run] using the event log already in {events}")
+        log.info(f"using the event log already in {events}")
     else:
         counts = write_log(str(events), preset=args.preset, seed=args.seed,
                            bad_rows=args.bad_rows)
         brief = {k: counts[k] for k in ("events", "partitions", "brokers", "files") if k in counts}
-        print(f"[run] simulated preset {args.preset!r} into {events}: {json.dumps(brief)}")
+        log.info(f"simulated preset {args.preset!r} into {events}: {json.dumps(brief)}")
     replay_args = ["--events", str(events), "--out", str(out / "tables"), "--run-id", "sample"]
     if args.buckets:
         replay_args += ["--buckets", str(args.buckets)]
     rc = replay_main(replay_args)
     if rc == 0:
-        print(f"[run] tables: {out / 'tables'}/<table>/run_id=sample "
+        log.info(f"tables: {out / 'tables'}/<table>/run_id=sample "
               "(read them with spark.read.parquet or pyarrow.dataset); the audit follows, "
               "its rows go to audit_checks")
         audit_sample(str(out / "tables"), "sample")
         report = write_report(str(out / "tables"), out / "report.html", "sample",
                               audit_dir=str(out / "tables"))
-        print(f"[run] report: {report.resolve()} (one self-contained HTML page)")
+        log.info(f"report: {report.resolve()} (one self-contained HTML page)")
     return rc
 
 

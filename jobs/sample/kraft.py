@@ -14,24 +14,31 @@ the audit's verdict is printed, not acted on.
 from __future__ import annotations
 
 import json
+import logging
 import sys
 from pathlib import Path
 
 from jobs.common.cli import command_parser
-from jobs.common.exitcodes import run_command
+from jobs.common.command import run_job
+from jobs.common.exitcodes import BadInput, run_command
+
+log = logging.getLogger(__name__)
 
 RUN_ID = "sample"
 
 
 def main(argv: list[str] | None = None) -> int:
+    return run_job("kraft-sample", argv, kraft_sample)
+
+
+def kraft_sample(argv: list[str], _spark: object) -> int:
     ap = command_parser("python -m jobs.sample.kraft", __doc__)
     ap.add_argument("--out", default="out/kraft", help="directory for logs/, ingest/, tables/")
     ap.add_argument("--minutes", type=int, default=120, help="the history's length")
     ap.add_argument("--seed", type=int, default=1, help="the simulator's seed")
     args = ap.parse_args(argv)
     if args.minutes < 30:
-        print("[kraft-sample] ERROR: --minutes must be at least 30", file=sys.stderr)
-        return 2
+        raise BadInput("--minutes must be at least 30")
 
     from jobs.audit import options_from_config, run_audit
     from jobs.common.config import load_config
@@ -44,10 +51,10 @@ def main(argv: list[str] | None = None) -> int:
     out = Path(args.out)
     logs, ingest, tables = out / "logs", out / "ingest", out / "tables"
     if logs.is_dir() and any(logs.rglob("*.log")):
-        print(f"[kraft-sample] using the metadata log already in {logs}")
+        log.info(f"using the metadata log already in {logs}")
     else:
         counts = write_log(logs, simulate(args.minutes, seed=args.seed), args.minutes)
-        print(f"[kraft-sample] simulated {args.minutes} minutes into {logs}: "
+        log.info(f"simulated {args.minutes} minutes into {logs}: "
               f"{json.dumps(counts)}")
     cfg, cfg_path = load_config(None)
     spark = session_for_config(cfg, cfg_path, None)  # conf/spark/local.conf, as `make run`'s
@@ -60,7 +67,7 @@ def main(argv: list[str] | None = None) -> int:
         return rc
     run_audit(spark, str(tables), RUN_ID, options_from_config())
     report = write_report(str(tables), out / "report.html", RUN_ID, audit_dir=str(tables))
-    print(f"[kraft-sample] report: {report.resolve()} (one self-contained HTML page)")
+    log.info(f"report: {report.resolve()} (one self-contained HTML page)")
     return 0
 
 

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from jobs.common.cli import command_parser
+from jobs.common.command import run_job
 from jobs.sim.driver import TOPIC_SIZES, Simulator
 from jobs.sim.presets import PRESETS
 from jobs.sim.writer import ParquetSink
@@ -121,6 +122,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    return run_job("sim", None if argv is None else list(argv), sim)
+
+
+def sim(argv: list[str], _spark: object) -> int:
     ap = build_parser()
     args = ap.parse_args(argv)
     if not 0.0 <= args.bad_rows < 1.0:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
 import re
 import subprocess
@@ -31,7 +32,11 @@ from typing import Any
 
 from jobs.bench.core import CACHE, REPO_ROOT, cached_log
 from jobs.bench.job import MemorySampler, run_spark, write_reports
+from jobs.common.cli import command_parser
+from jobs.common.command import run_job
 from jobs.whatif.facts import facts_from_arrow
+
+log = logging.getLogger(__name__)
 
 WORK = REPO_ROOT / "out" / "bench-whatif"
 STAGE_LINE = re.compile(r"^\[whatif\] (\w+): .* in ([\d.]+)s$")
@@ -84,9 +89,9 @@ def measure(preset: str, seed: int, buckets: int | None, work_root: Path = WORK,
     work = work_root / preset
     work.mkdir(parents=True, exist_ok=True)
     variants, at = sweep_scenario(str(events), work / "sweep.toml")
-    print(f"[bench-whatif] one replay of {preset}", flush=True)
+    log.info(f"one replay of {preset}")
     replay = run_spark(events, work / "replay", buckets)
-    print(f"[bench-whatif] fail_each_broker at {at}: {variants} variants", flush=True)
+    log.info(f"fail_each_broker at {at}: {variants} variants")
     sweep = run_sweep(events, work / "sweep.toml", work / "whatif", buckets)
     return {
         "preset": preset, "events": counts.get("events"), "variants": variants, "at": at,
@@ -106,7 +111,7 @@ def record(result: dict[str, Any], json_path: Path, markdown: Path) -> None:
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    ap = argparse.ArgumentParser(prog="python -m jobs.whatif.bench", description=__doc__)
+    ap = command_parser("python -m jobs.whatif.bench", __doc__)
     ap.add_argument("--preset", default="bench")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--buckets", type=int, help="replay groups (default: the job's config)")
@@ -118,13 +123,16 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    return run_job("bench-whatif", None if argv is None else list(argv), run_bench_whatif)
+
+
+def run_bench_whatif(argv: list[str], _spark: object) -> int:
     args = parse_args(argv)
     result = measure(args.preset, args.seed, args.buckets, Path(args.work), Path(args.cache))
     record(result, Path(args.json), Path(args.markdown))
-    print(f"[bench-whatif] {result['variants']} variants ({args.preset}): the sweep "
+    log.info(f"{result['variants']} variants ({args.preset}): the sweep "
           f"{result['sweep_seconds']} s, one replay {result['replay_seconds']} s -> "
-          f"{result['sweep_over_replay']:.2f}x; sweep stages {result['sweep']['stages_s']}",
-          flush=True)
+          f"{result['sweep_over_replay']:.2f}x; sweep stages {result['sweep']['stages_s']}")
     return 0 if result["replay"]["rc"] == 0 and result["sweep"]["rc"] == 0 else 1
 
 

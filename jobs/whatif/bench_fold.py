@@ -12,7 +12,7 @@ output rows are counted, not converted (`make bench-core` measures that part).
 
 from __future__ import annotations
 
-import argparse
+import logging
 import time
 from collections.abc import Sequence
 from datetime import UTC, datetime
@@ -21,6 +21,8 @@ from functools import partial
 import pyarrow.compute as pc
 
 from jobs.bench.core import cached_log, group_log, read_log
+from jobs.common.cli import command_parser
+from jobs.common.command import run_job
 from jobs.engine.group_rows import Row, fold_order
 from jobs.whatif.facts import facts_from_arrow
 from jobs.whatif.plan import resolve
@@ -30,6 +32,8 @@ from schemas import event_types as ET
 from statemachine.cluster import build_timeline
 from statemachine.context import Outputs, ReplayConfig
 from statemachine.replay import gc_paused, replay
+
+log = logging.getLogger(__name__)
 
 
 def sweep_inputs(events: str, buckets: int) -> tuple[list[VariantInput], dict[int, list[Row]]]:
@@ -61,7 +65,11 @@ def sweep_inputs(events: str, buckets: int) -> tuple[list[VariantInput], dict[in
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="jobs.whatif.bench_fold", description=__doc__)
+    return run_job("bench-fold", None if argv is None else list(argv), run_bench_fold)
+
+
+def run_bench_fold(argv: list[str], _spark: object) -> int:
+    p = command_parser("jobs.whatif.bench_fold", __doc__)
     p.add_argument("--preset", default="bench")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--buckets", type=int, default=8)
@@ -85,7 +93,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         for bucket, bucket_rows in rows.items():
             fold_shared(partial(iter, bucket_rows), variants, bucket, args.buckets, count)
         sweep = time.process_time() - started
-    print(f"[bench-fold] {args.preset}: fail_each_broker at the midpoint, {len(variants)} "
+    log.info(f"{args.preset}: fail_each_broker at the midpoint, {len(variants)} "
           f"variants: one replay's fold {one:.1f} CPU s, the sweep's shared fold "
           f"{sweep:.1f} CPU s -> {sweep / one:.2f}x (each variant alone: {len(variants)}x)")
     return 0

@@ -19,8 +19,7 @@ driver, then the same publish and impact stages).
 
 from __future__ import annotations
 
-import argparse
-import sys
+import logging
 import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -28,32 +27,27 @@ from pathlib import Path
 
 from pyspark.sql import SparkSession
 
-from jobs.common.cli import command_parser
-from jobs.common.config import DEFAULT_CONFIG, find_file, load_config
-from jobs.common.exitcodes import read_failure
-from jobs.common.session import build_session, under_spark_submit
-from jobs.engine.event_log import EventSchemaError, NeedsSpark, check_event_files
+from jobs.common.command import refuse, run_job
+from jobs.common.config import load_config
+from jobs.common.exitcodes import BadInput
+from jobs.common.session import build_session, configured_properties
+from jobs.engine.event_log import NeedsSpark, check_event_files
 from jobs.engine.failures import nested_problem, out_problem
 from jobs.engine.plausibility import Plausibility, rules_from_config
 from jobs.engine.settings import replay_config
 from jobs.store.filesystem import run_id_problem, scratch_path
 from jobs.store.tables import path_exists, remove_scratch
-from jobs.whatif.facts import LogError, LogFacts, facts_from_arrow, facts_from_spark
+from jobs.whatif.args import parse_args
+from jobs.whatif.facts import LogFacts, facts_from_arrow, facts_from_spark
 from jobs.whatif.impact import impact_stage
+from jobs.whatif.kraft.job import kraft_input, kraft_main
 from jobs.whatif.output import publish
 from jobs.whatif.plan import VariantPlan, resolve
 from jobs.whatif.run import replay_variants
 from jobs.whatif.scenario import Scenario, ScenarioError, load_scenario
 from statemachine.context import ReplayConfig
 
-
-def log(message: str) -> None:
-    print(f"[whatif] {message}", flush=True)
-
-
-def error(message: str) -> int:
-    print(f"[whatif] ERROR: {message}", file=sys.stderr, flush=True)
-    return 2
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -72,40 +66,16 @@ class Settings:
     share: bool = True  # variants share their work (`jobs.whatif.sharing`)
 
 
-def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    p = command_parser("jobs.whatif", __doc__)
-    p.add_argument("--events", required=True, help="directory of event-log Parquet files")
-    p.add_argument("--scenario", required=True, help="scenario TOML ([[variant]], [sweep])")
-    p.add_argument("--out", required=True, help="directory of the output tables")
-    p.add_argument("--run-id", help="run identifier (default: the scenario file's stem)")
-    p.add_argument("--config", help=f"job settings TOML (default: {DEFAULT_CONFIG})")
-    p.add_argument("--buckets", type=int,
-                   help="replay groups per cluster and variant (default: the config's buckets)")
-    p.add_argument("--master", help="Spark master (default: spark-submit's, else local[*])")
-    p.add_argument("--baseline", help="an existing jobs.replay output of the same log: its "
-                   "tables are the baseline (not replayed again)")
-    p.add_argument("--no-share", action="store_true",
-                   help="replay every variant on its own, sharing nothing with the baseline "
-                   "(slower; the same tables: a check of the shared replay)")
-    p.add_argument("--kafka-version", help="Kafka release line replayed, X.Y from 0.8 to "
-                   "3.9 (a KRaft log: 3.3 and later, 4.0 included) (overrides config's "
-                   "[kafka] kafka_version; default 3.7)")
-    return p.parse_args(argv)
-
 
 def read_settings(argv: list[str] | None) -> Settings:
     args = parse_args(argv)
     cfg, cfg_path = load_config(args.config)
-    spark_conf = None
-    if not under_spark_submit() and cfg.get("spark_conf"):
-        spark_conf = find_file(str(cfg["spark_conf"]), cfg_path.parent.parent if cfg_path
-                               else None)
     return Settings(
         events=args.events, scenario_file=args.scenario, out=args.out,
         run_id=args.run_id or Path(args.scenario).stem,
         buckets=int(args.buckets or cfg["buckets"]), config=replay_config(cfg, args.kafka_version),
         max_file_age=str(cfg["max_file_age"]), baseline=args.baseline,
-        spark_conf=spark_conf, master=args.master,
+        spark_conf=configured_properties(cfg, cfg_path), master=args.master,
         rules=rules_from_config(cfg, datetime.now(UTC)), share=not args.no_share,
     )
 
@@ -113,9 +83,9 @@ def read_settings(argv: list[str] | None) -> Settings:
 def checked_plans(s: Settings, scenario: Scenario, facts: LogFacts) -> list[VariantPlan]:
     started = time.perf_counter()
     plans = resolve(scenario, s.config, facts, with_baseline=s.baseline is None)
-    log(f"plan: {len(plans)} variant(s) resolved in {time.perf_counter() - started:.1f}s")
-    log(f"{len(plans)} variant(s) to replay: "
-        + ", ".join(p.name for p in plans[:12]) + (" ..." if len(plans) > 12 else ""))
+    log.info(f"plan: {len(plans)} variant(s) resolved in {time.perf_counter() - started:.1f}s")
+    log.info(f"{len(plans)} variant(s) to replay: "
+             + ", ".join(p.name for p in plans[:12]) + (" ..." if len(plans) > 12 else ""))
     return plans
 
 
@@ -127,7 +97,7 @@ def early_checks(s: Settings) -> tuple[Scenario, LogFacts | None]:
         raise ScenarioError(problem)
     scenario = load_scenario(s.scenario_file)
     try:
-        check_event_files(s.events, log)
+        check_event_files(s.events, log.info)
     except NeedsSpark:
         return scenario, None
     return scenario, facts_from_arrow(s.events)
@@ -137,54 +107,49 @@ def run_with_session(spark: SparkSession, s: Settings, plans: list[VariantPlan],
                      facts: LogFacts, checkpoint: str) -> int:
     problem = out_problem(spark, s.out, s.run_id)
     if problem is not None:
-        return error(problem)
+        return refuse(problem)
     if s.baseline is not None and not path_exists(spark, f"{s.baseline}/partition_states"):
-        return error(f"--baseline {s.baseline} holds no replay output (no partition_states)")
+        return refuse(f"--baseline {s.baseline} holds no replay output (no partition_states)")
     started = time.perf_counter()
     staging, counts = replay_variants(spark, s.events, s.run_id, s.buckets, s.max_file_age,
-                                      plans, checkpoint, log, s.rules, s.share)
-    log(f"replay: {len(plans)} variant(s) in {time.perf_counter() - started:.1f}s")
+                                      plans, checkpoint, log.info, s.rules, s.share)
+    log.info(f"replay: {len(plans)} variant(s) in {time.perf_counter() - started:.1f}s")
     started = time.perf_counter()
     publish(spark, staging, s.out, s.run_id, s.baseline)
-    log(f"publish: the tables under {s.out} in {time.perf_counter() - started:.1f}s")
+    log.info(f"publish: the tables under {s.out} in {time.perf_counter() - started:.1f}s")
     started = time.perf_counter()
     impact_stage(spark, s.out, s.run_id, plans, facts, counts)
-    log(f"impact: whatif_impact and whatif_partition_diff in "
-        f"{time.perf_counter() - started:.1f}s")
+    log.info(f"impact: whatif_impact and whatif_partition_diff in "
+             f"{time.perf_counter() - started:.1f}s")
     return 0
 
 
 def main(argv: list[str] | None = None, spark: SparkSession | None = None) -> int:
-    from jobs.whatif.kraft.job import kraft_input, kraft_main
+    return run_job("whatif", argv, whatif, spark)
 
+
+def whatif(argv: list[str], spark: SparkSession | None) -> int:
     kraft = kraft_input(argv)  # a KRaft metadata log: its variants folded on the driver
     if kraft is not None:
-        return kraft_main(argv, kraft, log, error, spark)
+        return kraft_main(argv, kraft, spark)
     try:
         s = read_settings(argv)
         scenario, facts = early_checks(s)
         plans = checked_plans(s, scenario, facts) if facts is not None else None
     except (ValueError, FileNotFoundError) as exc:  # scenario, log, config file
-        return error(str(exc))
-    log(f"events={s.events} scenario={s.scenario_file} out={s.out} run_id={s.run_id} "
-        f"buckets={s.buckets} started={datetime.now(UTC):%Y-%m-%dT%H:%M:%SZ}")
+        raise BadInput(str(exc)) from None
+    log.info(f"events={s.events} scenario={s.scenario_file} out={s.out} run_id={s.run_id} "
+             f"buckets={s.buckets} started={datetime.now(UTC):%Y-%m-%dT%H:%M:%SZ}")
     checkpoint = scratch_path(s.out, "whatif-checkpoint-")
     try:
         if spark is None:
             spark = build_session("kafka-controller-whatif", master=s.master,
                                   properties_file=s.spark_conf)
         if facts is None or plans is None:
-            check_event_files(s.events, log, spark=spark)
+            check_event_files(s.events, log.info, spark=spark)
             facts = facts_from_spark(spark, s.events)
             plans = checked_plans(s, scenario, facts)
         return run_with_session(spark, s, plans, facts, checkpoint)
-    except (EventSchemaError, ScenarioError, LogError) as exc:
-        return error(str(exc))
-    except Exception as exc:
-        explained = read_failure(exc)
-        if explained is None:
-            raise
-        return error(explained)
     finally:
         remove_scratch(spark, checkpoint)
 

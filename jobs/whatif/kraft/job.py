@@ -7,14 +7,16 @@ column, and the same ranking. `--kafka-version` picks the KRaft profile (3.3 and
 
 from __future__ import annotations
 
+import logging
 import time
-from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
 from pyspark.sql import SparkSession
 
+from jobs.common.command import refuse
 from jobs.common.config import DEFAULTS, load_config
+from jobs.common.exitcodes import BadInput
 from jobs.common.session import session_for_config
 from jobs.engine.failures import nested_problem, out_problem
 from jobs.engine.kraft.metadata_source import (
@@ -26,19 +28,20 @@ from jobs.engine.kraft.metadata_source import (
 from jobs.engine.kraft.pipeline import profile_of
 from jobs.store.filesystem import run_id_problem, scratch_path
 from jobs.store.tables import path_exists, remove_scratch
+from jobs.whatif.args import parse_args
 from jobs.whatif.impact import impact_stage
 from jobs.whatif.kraft.plan import KraftVariant, kraft_facts, resolve
 from jobs.whatif.kraft.run import replay_kraft_variants
 from jobs.whatif.output import publish
 from jobs.whatif.plan import VariantPlan
-from jobs.whatif.scenario import ScenarioError, load_scenario
+from jobs.whatif.scenario import load_scenario
 from statemachine.context import ReplayConfig
+
+log = logging.getLogger(__name__)
 
 
 def kraft_input(argv: list[str] | None) -> KraftInput | None:
     """The KRaft input `--events` names, or None (a ZooKeeper-mode event log)."""
-    from jobs.whatif.job import parse_args
-
     return find_kraft_input(parse_args(argv).events)
 
 
@@ -48,10 +51,8 @@ def impact_plans(variants: list[KraftVariant]) -> list[VariantPlan]:
             for v in variants]
 
 
-def kraft_main(argv: list[str] | None, kraft: KraftInput, log: Callable[[str], None],
-               error: Callable[[str], int], spark: SparkSession | None = None) -> int:
-    from jobs.whatif.job import parse_args
-
+def kraft_main(argv: list[str] | None, kraft: KraftInput,
+               spark: SparkSession | None = None) -> int:
     args = parse_args(argv)
     run_id = args.run_id or Path(args.scenario).stem
     try:
@@ -61,34 +62,32 @@ def kraft_main(argv: list[str] | None, kraft: KraftInput, log: Callable[[str], N
         profile = profile_of(version)
         problem = run_id_problem(run_id) or nested_problem(args.events, args.out, None)
         if problem is not None:
-            return error(problem)
+            return refuse(problem)
         scenario = load_scenario(args.scenario)
         clusters = read_clusters(kraft)
         default_min_isr = int(cfg["min_insync_replicas"])
         started = time.perf_counter()
         variants = resolve(scenario, clusters, profile, default_min_isr)
     except (ValueError, FileNotFoundError) as exc:  # scenario, config file, version
-        return error(str(exc))
-    log(f"plan: {len(variants)} variant(s) resolved in {time.perf_counter() - started:.1f}s "
-        f"(KRaft metadata log, profile {profile.name})")
-    log(f"events={kraft.records} scenario={args.scenario} out={args.out} run_id={run_id} "
-        f"started={datetime.now(UTC):%Y-%m-%dT%H:%M:%SZ}")
+        raise BadInput(str(exc)) from None
+    log.info(f"plan: {len(variants)} variant(s) resolved in {time.perf_counter() - started:.1f}s "
+             f"(KRaft metadata log, profile {profile.name})")
+    log.info(f"events={kraft.records} scenario={args.scenario} out={args.out} run_id={run_id} "
+             f"started={datetime.now(UTC):%Y-%m-%dT%H:%M:%SZ}")
     if spark is None:
         spark = session_for_config(cfg, cfg_path, args.master)
     problem = out_problem(spark, args.out, run_id)
     if problem is not None:
-        return error(problem)
+        return refuse(problem)
     if args.baseline is not None and not path_exists(spark, f"{args.baseline}/partition_states"):
-        return error(f"--baseline {args.baseline} holds no replay output (no partition_states)")
+        return refuse(f"--baseline {args.baseline} holds no replay output (no partition_states)")
     checkpoint = scratch_path(args.out, "whatif-checkpoint-")
     try:
         staging = replay_kraft_variants(
             spark, clusters, variants, profile, default_min_isr, ingest_noops(kraft), run_id,
-            checkpoint, log, with_baseline=args.baseline is None)
+            checkpoint, log.info, with_baseline=args.baseline is None)
         publish(spark, staging, args.out, run_id, args.baseline)
         impact_stage(spark, args.out, run_id, impact_plans(variants), kraft_facts(clusters))
-    except ScenarioError as exc:
-        return error(str(exc))
     finally:
         remove_scratch(spark, checkpoint)
     return 0

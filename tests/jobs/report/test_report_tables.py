@@ -150,7 +150,7 @@ def test_cli_exit_codes(tables: Path, tmp_path: Path, capsys: pytest.CaptureFixt
     (tables / "findings" / "run_id=r1" / "part-0.parquet").write_bytes(b"not parquet")
     assert main(["--tables", str(tables), "--out", str(out)]) == 2
     errors = capsys.readouterr().err.strip().splitlines()
-    assert len(errors) == 4 and all(e.startswith("report: ") for e in errors)
+    assert len(errors) == 4 and all(e.startswith("[report] ERROR: ") for e in errors)
 
 
 def test_run_ids_stay_strings(tables: Path, tmp_path: Path) -> None:
