@@ -78,17 +78,24 @@ test-core: install ## the pure tests: no JVM, no Spark
 test-interpreted: install ## the core's tests again on the interpreted modules (make test runs the compiled ones)
 	STATEMACHINE_INTERPRETED=1 $(PY) -m pytest -q tests/statemachine
 
-lint: install ## ruff over the whole project
+lint: install ## ruff over the whole project, and the import contracts (pyproject.toml)
 	.venv/bin/ruff check .
+	.venv/bin/lint-imports --no-cache
 
 typecheck: install ## mypy --strict on the core, the contracts and the jobs
 	.venv/bin/mypy --strict statemachine schemas jobs
 
-bench-core: install ## events per second of the pure core (no Spark)
-	$(PY) -m jobs.bench.core --preset $(BENCH) --record bench.json
+# Every bench writes its figures under out/bench/ (bench.json, BENCHMARKS.md: copies of the
+# tracked files, updated); `make bench-record` puts them in the tree, on purpose.
+bench-core: install ## events per second of the pure core (no Spark), into out/bench/bench.json
+	$(PY) -m jobs.bench.core --preset $(BENCH) --record out/bench/bench.json
 
-bench: install ## Spark job vs pure core on a simulated log; writes BENCHMARKS.md, bench.json
+bench: install ## Spark job vs pure core on a simulated log; figures into out/bench/
 	$(PY) -m jobs.bench --preset $(BENCH)
+
+bench-record: ## copy out/bench/bench.json and BENCHMARKS.md over the tracked ones (deliberately)
+	cp out/bench/bench.json bench.json
+	cp out/bench/BENCHMARKS.md BENCHMARKS.md
 
 whatif-sample: install ## fail each broker of the sample log in turn (one Spark job), rank them, write the report
 	@test -d $(OUT)/tables/run_summary || $(PY) -m jobs.sample --out $(OUT)
@@ -97,14 +104,14 @@ whatif-sample: install ## fail each broker of the sample log in turn (one Spark 
 	$(PY) -m jobs.report --tables $(OUT)/tables --run-id sample --audit $(OUT)/tables \
 		--whatif $(OUT)/whatif --out $(OUT)/whatif-report.html
 
-bench-nightly: install ## first run over 99% of the bench log with a checkpoint, then a night over the last 1%
+bench-nightly: install ## first run over 99% of the bench log with a checkpoint, then a night over the last 1%; into out/bench/
 	$(PY) -m jobs.bench.nightly --preset $(BENCH)
 
-bench-whatif: install ## fail_each_broker sweep vs one plain replay of the bench log; writes BENCHMARKS.md, bench.json
-	$(PY) -m jobs.whatif.bench --preset $(BENCH)
+bench-whatif: install ## fail_each_broker sweep vs one plain replay of the bench log; into out/bench/
+	$(PY) -m jobs.bench.whatif_sweep --preset $(BENCH)
 
 bench-whatif-fold: install ## the same sweep's fold work against one replay's, CPU seconds, no Spark
-	$(PY) -m jobs.whatif.bench_fold --preset $(BENCH)
+	$(PY) -m jobs.bench.whatif_fold --preset $(BENCH)
 
 # The code spark-submit ships (--py-files): only zipped, so the system python3 does it (no
 # venv, no `zip` binary, which a fresh Debian lacks); bytecode caches and the compiled core
@@ -131,4 +138,4 @@ cluster-test: install ## spark-submit the replay to a standalone master + 2 work
 clean: ## remove build and run outputs (keeps .venv)
 	rm -rf dist build build-core.log $(OUT) .pytest_cache .mypy_cache .ruff_cache
 
-.PHONY: help install compile-core uncompile-core test-interpreted run kraft-sample report-sample browser test test-fast test-core lint typecheck bench-core bench bench-nightly package cluster-test clean ingest-sample audit-sample whatif-sample bench-whatif bench-whatif-fold
+.PHONY: help install compile-core uncompile-core test-interpreted run kraft-sample report-sample browser test test-fast test-core lint typecheck bench-core bench bench-record bench-nightly package cluster-test clean ingest-sample audit-sample whatif-sample bench-whatif bench-whatif-fold

@@ -190,8 +190,8 @@ INCIDENTS = _table(
         T.StructField("under_min_isr_partition_seconds", T.DoubleType(), True)]), True)),
 )
 
-# What changed in a run (jobs/engine/changes_table.py, jobs/engine/change_digest.py): per change, its
-# count and first rows.
+# What changed in a run (jobs/engine/changes_table.py, jobs/engine/change_digest.py): per
+# change, its count and first rows.
 CHANGES = _table(
     _f("change", T.StringType()),
     _f("count", T.LongType()),

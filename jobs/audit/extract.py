@@ -16,8 +16,10 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from jobs.common.exitcodes import BadInput
+from jobs.store.filesystem import path_exists
 from jobs.store.latest_state import read_state
-from jobs.store.tables import path_exists, read_table, read_table_or_empty, table_path
+from jobs.store.layout import partition_path
+from jobs.store.tables import read_table, read_table_or_empty
 from schemas.tables import STATE_TABLES
 
 # The tables the audit reads; each must have the run's partition.
@@ -70,10 +72,10 @@ class AuditInputs(NamedTuple):
 
 def check_run_exists(spark: SparkSession, tables_dir: str, run_id: str) -> None:
     """Refuse a tables directory that does not exist or has no such run."""
-    if not path_exists(spark, tables_dir):
+    if not path_exists(tables_dir):
         raise AuditInputError(f"tables directory {tables_dir} does not exist")
     missing = [t for t in AUDITED_TABLES
-               if not path_exists(spark, f"{table_path(tables_dir, t)}/run_id={run_id}")]
+               if not path_exists(partition_path(tables_dir, t, run_id))]
     if len(missing) == len(AUDITED_TABLES):
         raise AuditInputError(f"run id {run_id} not found under {tables_dir} "
                               f"(no {AUDITED_TABLES[0]}/run_id={run_id})")

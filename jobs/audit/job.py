@@ -60,6 +60,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--config", help=f"settings TOML (default: {DEFAULT_CONFIG})")
     p.add_argument("--cluster", help="audit this cluster only (needed with --observed "
                    "when the run has several)")
+
     def threshold(check: str, key: str) -> str:
         return (f"{check} threshold (default: the config's [audit] {key}, else "
                 f"{AUDIT_DEFAULTS[key]})")

@@ -8,7 +8,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from jobs.store.tables import table_path
+from jobs.store.layout import table_path
 from schemas.audit import AUDIT_CHECKS, AUDIT_TABLE
 
 

@@ -36,6 +36,7 @@ AUDIT_DEFAULTS: dict[str, Any] = {
 }
 CONFIG_SECTIONS = ("replay", "kafka", "audit")
 
+
 def parse_timestamp(text: str) -> datetime:
     """An ISO 8601 instant (`2026-11-20T01:00:00Z`, `2026-11-20 01:00:00`); without a
     zone it is UTC, the zone of every table."""

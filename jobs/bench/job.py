@@ -31,7 +31,7 @@ from typing import Any, NamedTuple
 
 import pyarrow.parquet as pq
 
-from jobs.bench.core import REPO_ROOT, cached_log
+from jobs.bench.core import BENCH_JSON, BENCH_MARKDOWN, REPO_ROOT, bench_file, cached_log
 from jobs.common.cli import command_parser
 from jobs.common.command import run_job
 
@@ -375,9 +375,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     ap.add_argument("--buckets", type=int, help="replay groups (default: the job's config)")
     ap.add_argument("--skip-spark", action="store_true",
                     help="time the pure core only, not the Spark job")
-    ap.add_argument("--json", default=str(REPO_ROOT / "bench.json"),
+    ap.add_argument("--json", default=str(BENCH_JSON),
                     help="the figures as JSON")
-    ap.add_argument("--markdown", default=str(REPO_ROOT / "BENCHMARKS.md"),
+    ap.add_argument("--markdown", default=str(BENCH_MARKDOWN),
                     help="the Markdown file whose generated part is rewritten")
     return ap.parse_args(argv)
 
@@ -490,7 +490,7 @@ def run_bench(argv: list[str], _spark: object) -> int:
     load_before = os.getloadavg()[0]
     measured = measure(args)
     result = figures(args.preset, measured, load_before)
-    json_path, markdown = Path(args.json), Path(args.markdown)
+    json_path, markdown = bench_file(args.json), bench_file(args.markdown)
     write_reports(result, json_path, markdown)
     print_summary(result)
     print(f"wrote {json_path} and {args.markdown}")

@@ -28,7 +28,15 @@ from typing import Any
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from jobs.bench.core import CACHE, REPO_ROOT, cached_log, read_log
+from jobs.bench.core import (
+    BENCH_JSON,
+    BENCH_MARKDOWN,
+    CACHE,
+    REPO_ROOT,
+    bench_file,
+    cached_log,
+    read_log,
+)
 from jobs.bench.job import run_spark, write_reports
 from jobs.common.cli import command_parser
 from jobs.common.command import run_job
@@ -94,8 +102,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--share", type=float, default=0.01, help="the night's share of the log")
     ap.add_argument("--buckets", type=int, help="replay groups (default: the job's config)")
-    ap.add_argument("--json", default=str(REPO_ROOT / "bench.json"))
-    ap.add_argument("--markdown", default=str(REPO_ROOT / "BENCHMARKS.md"))
+    ap.add_argument("--json", default=str(BENCH_JSON))
+    ap.add_argument("--markdown", default=str(BENCH_MARKDOWN))
     ap.add_argument("--work", default=str(WORK), help="where the split log and tables go")
     ap.add_argument("--cache", default=str(CACHE), help="where simulated logs are cached")
     return ap.parse_args(argv)
@@ -109,11 +117,11 @@ def run_bench_nightly(argv: list[str], _spark: object) -> int:
     args = parse_args(argv)
     result = run_nightly(args.preset, args.seed, args.share, args.buckets, Path(args.work),
                          Path(args.cache))
-    path = Path(args.json)
+    path = bench_file(args.json)
     data: dict[str, Any] = json.loads(path.read_text()) if path.is_file() else {}
     data.setdefault("nightly", {})[args.preset] = result
     path.write_text(json.dumps(data, indent=2) + "\n")
-    write_reports({}, path, Path(args.markdown))  # BENCHMARKS.md's nightly table
+    write_reports({}, path, bench_file(args.markdown))  # BENCHMARKS.md's nightly table
     print(f"[nightly] first run {result['first_seconds']} s ({result['first_rows']:,} rows), "
           f"night {result['night_seconds']} s ({result['night_rows']:,} rows): "
           f"{result['night_share_of_first']:.1%} of the first run; memory "

@@ -26,7 +26,6 @@ if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
 log = logging.getLogger(__name__)
-
 # A command's body: its arguments (parsed by itself) and the session a caller lends it.
 Body = Callable[[list[str], "SparkSession | None"], int]
 

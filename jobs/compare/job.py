@@ -54,8 +54,10 @@ from jobs.compare.partitions import (
     compare_partition,
 )
 from jobs.compare.profile import ProfileChoice, choose_profile
+from jobs.store.filesystem import list_names, path_exists
 from jobs.store.latest_state import read_state
-from jobs.store.tables import list_names, path_exists, read_table_or_empty, table_path
+from jobs.store.layout import table_path
+from jobs.store.tables import read_table_or_empty
 from schemas import event_types as ET
 from schemas.arrow import arrow_schema
 from schemas.compare import (
@@ -68,7 +70,6 @@ from schemas.tables import STATE_TABLES
 from statemachine.rows import APPLIED, FAILED
 
 log = logging.getLogger(__name__)
-
 PARTITION_KEY = ("cluster", "topic", "partition")
 COMPARISON, TRANSITION = "E", "T"  # `rtype` of the cogroup's rows
 REPLAY_TABLES = ("state_changes", "leader_and_isr_requests", "update_metadata_requests",
@@ -111,8 +112,8 @@ def newest_run(spark: SparkSession, base: str) -> str | None:
     not from the rows: a run in which a table stayed empty still has its partition (one
     schema-only file), and a replay written before that may lack a table altogether."""
     runs = {name.removeprefix("run_id=") for table in REPLAY_TABLES
-            if path_exists(spark, table_path(base, table))
-            for name in list_names(spark, table_path(base, table))
+            if path_exists(table_path(base, table))
+            for name in list_names(table_path(base, table))
             if name.startswith("run_id=")}
     return max(runs) if runs else None
 
@@ -152,7 +153,7 @@ def read_seeds(spark: SparkSession, observed: str) -> DataFrame | None:
     observations (tag S): what the replay holds for a seeded partition until it sends one.
     None when the observations have no `events/` beside them."""
     path = observed_dir(observed).rsplit("/", 1)[0] + "/events"
-    if not path_exists(spark, path):
+    if not path_exists(path):
         return None
     events = spark.read.parquet(path).filter(
         (F.col("event_type") == ET.PARTITION_SNAPSHOT) & F.col("leader").isNotNull())
@@ -333,7 +334,7 @@ def load(spark: SparkSession, outputs: Outputs, out: str,
 def detected_version(spark: SparkSession, observed: str) -> str | None:
     """The total row's `kafka_version` of the ingest summary next to the observations."""
     path = observed_dir(observed).rsplit("/", 1)[0] + "/ingest_summary"
-    if not path_exists(spark, path):
+    if not path_exists(path):
         return None
     df = spark.read.parquet(path)
     if "kafka_version" not in df.columns:

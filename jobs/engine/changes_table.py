@@ -13,7 +13,6 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 import pyarrow as pa
-from pyspark.sql import SparkSession
 
 from jobs.engine import change_digest
 from jobs.engine.change_digest import Change
@@ -36,47 +35,47 @@ def _by_cluster(rows: Iterable[tuple[Any, ...]]) -> Rows:
     return out
 
 
-def _creations(spark: SparkSession, out_dir: str, run_id: str) -> Rows:
+def _creations(out_dir: str, run_id: str) -> Rows:
     return _by_cluster(run_rows(
-        spark, out_dir, "state_changes", run_id, ["cluster", "seq", "ts", "topic", "partition"],
+        out_dir, "state_changes", run_id, ["cluster", "seq", "ts", "topic", "partition"],
         {"machine": ["partition"], "outcome": ["applied"],
          "from_state": ["NonExistentPartition"], "to_state": ["NewPartition"]}))
 
 
-def _deletions(spark: SparkSession, out_dir: str, run_id: str) -> Rows:
-    return _by_cluster(run_rows(spark, out_dir, "findings", run_id,
+def _deletions(out_dir: str, run_id: str) -> Rows:
+    return _by_cluster(run_rows(out_dir, "findings", run_id,
                                 ["cluster", "seq", "ts", "topic"], {"kind": ["topic_deleted"]}))
 
 
-def _reassigning(spark: SparkSession, out_dir: str, runs: list[str]) -> Rows:
+def _reassigning(out_dir: str, runs: list[str]) -> Rows:
     columns = ["cluster", "topic", "partition", "start_seq", "start_ts", "end_seq", "end_ts"]
     return _by_cluster((c, run, *rest) for run in runs for c, *rest in run_rows(
-        spark, out_dir, "partition_windows", run, columns, {"kind": ["reassigning"]}))
+        out_dir, "partition_windows", run, columns, {"kind": ["reassigning"]}))
 
 
-def _leader_writes(spark: SparkSession, out_dir: str, run_id: str, runs: list[str]) -> Rows:
+def _leader_writes(out_dir: str, run_id: str, runs: list[str]) -> Rows:
     """The run's elections, and every earlier write that may have set the leader of the
     topics they elected in."""
     columns = ["cluster", "seq", "write", "ts", "topic", "partition", "leader", "cause"]
-    mine = run_rows(spark, out_dir, "partition_state_writes", run_id, columns,
+    mine = run_rows(out_dir, "partition_state_writes", run_id, columns,
                     {"cause": ["election"]})
     topics = sorted({str(r[4]) for r in mine})
     if not topics:
         return {}
     where = {"cause": LEADER_CAUSES, "topic": topics}
     return _by_cluster((c, run, *rest) for run in runs for c, *rest in run_rows(
-        spark, out_dir, "partition_state_writes", run, columns, where))
+        out_dir, "partition_state_writes", run, columns, where))
 
 
-def run_changes(spark: SparkSession, out_dir: str, run_id: str, runs: Iterable[str],
+def run_changes(out_dir: str, run_id: str, runs: Iterable[str],
                 facts: Mapping[str, SeqFacts],
                 timelines: Mapping[str, ClusterTimeline]) -> dict[str, list[Change]]:
     """Per cluster the run read rows of, its changes with at least one row."""
     every = sorted({*runs, run_id})
-    created = _creations(spark, out_dir, run_id)
-    deleted = _deletions(spark, out_dir, run_id)
-    reassigning = _reassigning(spark, out_dir, every)
-    writes = _leader_writes(spark, out_dir, run_id, every)
+    created = _creations(out_dir, run_id)
+    deleted = _deletions(out_dir, run_id)
+    reassigning = _reassigning(out_dir, every)
+    writes = _leader_writes(out_dir, run_id, every)
     out: dict[str, list[Change]] = {}
     for cluster in sorted(c for c, f in facts.items() if f.seq_max is not None):
         f = facts[cluster]
@@ -100,9 +99,9 @@ def change_batches(found: Mapping[str, list[Change]], run_id: str) -> list[pa.Re
     return [pa.RecordBatch.from_pylist(rows, schema=schema)] if rows else []
 
 
-def write_changes(spark: SparkSession, out_dir: str, run_id: str, runs: Iterable[str],
+def write_changes(out_dir: str, run_id: str, runs: Iterable[str],
                   facts: Mapping[str, SeqFacts],
                   timelines: Mapping[str, ClusterTimeline]) -> int:
     """Write the run's `changes`; the number of rows."""
-    found = run_changes(spark, out_dir, run_id, runs, facts, timelines)
-    return write_arrow(spark, change_batches(found, run_id), out_dir, "changes", run_id)
+    found = run_changes(out_dir, run_id, runs, facts, timelines)
+    return write_arrow(change_batches(found, run_id), out_dir, "changes", run_id)

@@ -1,15 +1,8 @@
 """Rows of the core -> Arrow batches of a table's files (`file_batch`, written by the worker
-that folded them: `jobs.store.staging`), or <-> the binary payloads of the tagged output
-<-> Arrow batches of a table (where the workers cannot write `--out`); and a group's counts
-<-> the payload of its counts row.
-
-A group's rows for one table are serialised once, in the Python worker that folded them, as
-an Arrow IPC stream of the table's columns after (cluster, run_id). The stateful UDF thus
-returns a handful of rows per group whatever the number of output rows (the per-group
-pandas->Arrow conversion is what costs milliseconds: about 2.6 ms per group for
-`applyInPandasWithState`, measured: docs/replay-job.md), and the decoder in
-`mapInArrow` does no per-row Python work: it reads each payload back as Arrow and prepends
-the two constant columns. Timestamps travel as microseconds since the epoch (UTC).
+that folded them: `jobs.store.staging`); a group's counts <-> the payload of its counts row;
+and a group's rows as one binary payload (an Arrow IPC stream of the table's columns after
+(cluster, run_id)), for a caller without a staging area (the tests, the core's benchmark).
+Timestamps travel as microseconds since the epoch (UTC).
 """
 
 from __future__ import annotations
@@ -121,31 +114,3 @@ def rows_to_record_batch(
     body = rows_batch(body_schema(table), rows)
     keys = [pa.repeat(value, len(rows)).cast(pa.string()) for value in (cluster, run_id)]
     return pa.RecordBatch.from_arrays([*keys, *body.columns], schema=table_schema(table))
-
-
-# Rows per Arrow batch handed back to Spark: bounds the buffers of one batch when a group
-# has millions of rows (slices are zero-copy).
-DECODE_BATCH_ROWS = 131_072
-
-
-def decoder(table: str, run_id: str) -> ArrowMap:
-    """A `mapInArrow` function: (cluster, payload) batches -> batches of `table`."""
-    schema = table_schema(table)
-
-    def decode_batches(batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        for batch in batches:
-            clusters = batch.column("cluster").to_pylist()
-            payloads = batch.column("payload")
-            for i, cluster in enumerate(clusters):
-                with pa.ipc.open_stream(payloads[i].as_buffer()) as reader:
-                    for body in reader:
-                        for start in range(0, body.num_rows, DECODE_BATCH_ROWS):
-                            part = body.slice(start, DECODE_BATCH_ROWS)
-                            n = part.num_rows
-                            yield pa.RecordBatch.from_arrays(
-                                [pa.repeat(cluster, n).cast(pa.string()),
-                                 pa.repeat(run_id, n).cast(pa.string()), *part.columns],
-                                schema=schema,
-                            )
-
-    return decode_batches

@@ -9,11 +9,15 @@ recognised after the fact (`jobs.common.exitcodes.read_failure`).
 
 from __future__ import annotations
 
-from pyspark.sql import SparkSession
-
 from jobs.common.uris import scheme_of
-from jobs.store.filesystem import arrow_filesystem
-from jobs.store.tables import delete_path, hadoop_status, write_text
+from jobs.store.filesystem import (
+    arrow_filesystem,
+    delete_path,
+    is_file,
+    unsupported_path_problem,
+    write_text,
+)
+from jobs.store.layout import OutLayout
 
 
 def nested_problem(events: str, out: str, checkpoint: str | None) -> str | None:
@@ -35,17 +39,19 @@ def nested_problem(events: str, out: str, checkpoint: str | None) -> str | None:
     return None
 
 
-def out_problem(spark: SparkSession, out: str, run_id: str) -> str | None:
-    """Why the tables cannot be written under `out`, or None: it must be (or become) a
-    directory in which a file can be created."""
-    status = hadoop_status(spark, out)
-    if status is not None and not status.isDirectory():
+def out_problem(out: str, run_id: str) -> str | None:
+    """Why the tables cannot be written under `out`, or None: pyarrow must open its file
+    system, and it must be (or become) a directory in which a file can be created."""
+    unsupported = unsupported_path_problem("--out", out)
+    if unsupported is not None:
+        return unsupported
+    if is_file(out):
         return f"--out {out} is a file, not a directory; give a directory for the tables"
-    probe = f"{out.rstrip('/')}/_probe-{run_id}"
+    probe = OutLayout(out).probe(run_id)
     try:
-        write_text(spark, probe, "")
-        delete_path(spark, probe)
-    except Exception as exc:  # py4j carries the Java exception's message
+        write_text(probe, "")
+        delete_path(probe)
+    except OSError as exc:  # pyarrow's message names the cause
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         return f"--out {out} cannot be written ({first[:200]}); check the path and its permissions"
     return None

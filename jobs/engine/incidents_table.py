@@ -13,7 +13,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 import pyarrow as pa
-from pyspark.sql import SparkSession
 
 from jobs.store.run_reads import run_rows
 from jobs.store.tables import write_arrow
@@ -42,23 +41,23 @@ def _where(cluster: Clusters, **values: list[str]) -> dict[str, list[str]]:
     return {**values, "cluster": [cluster] if isinstance(cluster, str) else list(cluster)}
 
 
-def read_windows(spark: SparkSession, out_dir: str, runs: Iterable[str],
+def read_windows(out_dir: str, runs: Iterable[str],
                  cluster: Clusters = None) -> list[Read]:
     """The incident windows of `runs` (of the given clusters)."""
     where = _where(cluster, kind=sorted(INCIDENT_KINDS))
     return [(c, run, PartitionWindowRow(*w))
             for run in runs
-            for c, *w in run_rows(spark, out_dir, "partition_windows", run,
+            for c, *w in run_rows(out_dir, "partition_windows", run,
                                   ["cluster", *WINDOW_COLUMNS], where)]
 
 
-def read_elections(spark: SparkSession, out_dir: str, runs: Iterable[str],
+def read_elections(out_dir: str, runs: Iterable[str],
                    cluster: Clusters = None) -> list[tuple[str, Election]]:
     """The unclean leader elections of `runs` (of the given clusters), by cluster."""
     columns = ["cluster", "seq", "topic", "partition"]
     found: list[tuple[str, Election]] = []
     for run in runs:
-        rows = run_rows(spark, out_dir, "findings", run, columns,
+        rows = run_rows(out_dir, "findings", run, columns,
                         _where(cluster, kind=[UNCLEAN_ELECTION]))
         found += [(c, Election(s, t, p)) for c, s, t, p in rows
                   if s is not None and t is not None and p is not None]
@@ -93,7 +92,7 @@ def incident_batches(found: dict[str, list[IncidentRow]], run_id: str) -> list[p
     return [pa.RecordBatch.from_pylist(rows, schema=schema)] if rows else []
 
 
-def write_incidents(spark: SparkSession, out_dir: str, run_id: str, runs: Iterable[str],
+def write_incidents(out_dir: str, run_id: str, runs: Iterable[str],
                     as_of: dict[str, int | None], per_cluster: bool = False) -> int:
     """Write the run's `incidents` (rolled up over the windows of `runs`, which include
     this one); the number of rows. `per_cluster` reads the windows CLUSTERS_PER_READ
@@ -102,14 +101,14 @@ def write_incidents(spark: SparkSession, out_dir: str, run_id: str, runs: Iterab
     variants)."""
     every = sorted({*runs, run_id})
     if not per_cluster:
-        found = run_incidents(read_windows(spark, out_dir, every),
-                              read_elections(spark, out_dir, every), run_id, as_of)
+        found = run_incidents(read_windows(out_dir, every),
+                              read_elections(out_dir, every), run_id, as_of)
     else:
         found = {}
         clusters = sorted(as_of)
         for start in range(0, len(clusters), CLUSTERS_PER_READ):
             part = clusters[start:start + CLUSTERS_PER_READ]
-            found.update(run_incidents(read_windows(spark, out_dir, every, part),
-                                       read_elections(spark, out_dir, every, part),
+            found.update(run_incidents(read_windows(out_dir, every, part),
+                                       read_elections(out_dir, every, part),
                                        run_id, {c: as_of[c] for c in part}))
-    return write_arrow(spark, incident_batches(found, run_id), out_dir, "incidents", run_id)
+    return write_arrow(incident_batches(found, run_id), out_dir, "incidents", run_id)

@@ -29,14 +29,11 @@ from pyspark.sql import functions as F
 
 from jobs.common.exitcodes import BadInput
 from jobs.ingest.snapshot import ObservedPartition, Snapshot, TopicSettings, read_snapshots
-from jobs.store.tables import path_exists, rename_path, write_text
+from jobs.store.filesystem import path_exists, rename_path, write_text
+from jobs.store.layout import CheckpointLayout
 from schemas import event_types as ET
 from schemas.events import EVENT_COLUMNS, EVENT_SCHEMA
 
-SEED_DIR = "seed"
-# Written in a checkpoint's seed directory when it is made, so that the directory exists
-# (a file source needs it) without a row in it; hidden from the source by its leading '_'.
-SEED_MARKER = "_seed_source"
 UNCLEAN = "unclean.leader.election.enable"
 
 
@@ -110,11 +107,11 @@ def first_new_event(events: DataFrame, cluster: str, applied: int) -> datetime |
 
 
 def seed_dir(checkpoint: str) -> str:
-    return f"{checkpoint.rstrip('/')}/{SEED_DIR}"
+    return CheckpointLayout(checkpoint).seed
 
 
 def seed_source_exists(spark: SparkSession, checkpoint: str) -> bool:
-    return path_exists(spark, f"{seed_dir(checkpoint)}/{SEED_MARKER}")
+    return path_exists(CheckpointLayout(checkpoint).seed_marker)
 
 
 def ensure_seed_source(spark: SparkSession, checkpoint: str, query_started: bool) -> bool:
@@ -126,7 +123,7 @@ def ensure_seed_source(spark: SparkSession, checkpoint: str, query_started: bool
         return True
     if query_started:
         return False
-    write_text(spark, f"{seed_dir(checkpoint)}/{SEED_MARKER}",
+    write_text(CheckpointLayout(checkpoint).seed_marker,
                "PartitionSnapshot rows of --initial-state, one folder per run\n")
     return True
 
@@ -137,11 +134,11 @@ def write_seed_rows(spark: SparkSession, checkpoint: str, run_id: str,
     their folder."""
     digest = hashlib.sha1(json.dumps([r[:2] for r in rows[:1]] + [len(rows)],
                                      default=str).encode()).hexdigest()[:12]
-    target = f"{seed_dir(checkpoint)}/{run_id}-{digest}"
-    if path_exists(spark, target):
+    target = CheckpointLayout(checkpoint).seed_rows(run_id, digest)
+    if path_exists(target):
         return target
-    staging = f"{seed_dir(checkpoint)}/_staging-{run_id}"  # hidden from the stream
+    staging = CheckpointLayout(checkpoint).seed_staging(run_id)
     spark.createDataFrame(rows, EVENT_SCHEMA).coalesce(1).write.mode("overwrite") \
         .parquet(staging)
-    rename_path(spark, staging, target)
+    rename_path(staging, target)
     return target

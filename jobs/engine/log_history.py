@@ -30,7 +30,8 @@ from jobs.engine.event_log import READ_OPTIONS, read_events
 from jobs.engine.log_checks import SeqFacts, facts_from_json, facts_to_json
 from jobs.engine.plausibility import Plausibility
 from jobs.engine.timeline import LogScan, ScanContext, event_of, log_scan, scan_log
-from jobs.store.tables import delete_path, path_exists, read_text, rename_path, write_text
+from jobs.store.filesystem import delete_path, path_exists, read_text, rename_path, write_text
+from jobs.store.layout import CheckpointLayout
 from schemas.events import EVENT_SCHEMA
 from statemachine.events import Event
 
@@ -62,18 +63,18 @@ class History:
 
 
 def _path(checkpoint: str) -> str:
-    return f"{checkpoint.rstrip('/')}/history.json"
+    return CheckpointLayout(checkpoint).history
 
 
 def load_history(spark: SparkSession, checkpoint: str, buckets: int) -> History | None:
     path = _path(checkpoint)
-    if not path_exists(spark, path):
+    if not path_exists(path):
         # A run that stopped between removing the old history and renaming the new one
         # left the new one complete under its temporary name.
         path = f"{path}.tmp"
-        if not path_exists(spark, path):
+        if not path_exists(path):
             return None
-    saved = json.loads(read_text(spark, path))
+    saved = json.loads(read_text(path))
     if saved.get("format") != HISTORY_FORMAT:
         raise ValueError(f"{path} has format {saved.get('format')}, this build reads "
                          f"{HISTORY_FORMAT}; replay in full with a new checkpoint")
@@ -108,9 +109,9 @@ def save_history(spark: SparkSession, checkpoint: str, files: list[str], scan: L
         "state_runs": list(state_runs),
     }, separators=(",", ":"))
     path = _path(checkpoint)
-    write_text(spark, f"{path}.tmp", text + "\n")
-    delete_path(spark, path)
-    rename_path(spark, f"{path}.tmp", path)
+    write_text(f"{path}.tmp", text + "\n")
+    delete_path(path)
+    rename_path(f"{path}.tmp", path)
 
 
 def input_files(spark: SparkSession, events_dir: str) -> list[str]:

@@ -24,12 +24,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as ds
 from pyarrow import fs as pafs
-from pyspark.sql import Column, SparkSession
+from pyspark.sql import Column
 from pyspark.sql import functions as F
 
-from jobs.store.filesystem import arrow_filesystem
-from jobs.store.staging import file_schema
-from jobs.store.tables import path_exists, read_table, read_text, table_path, write_text
+from jobs.store.filesystem import opened, path_exists, read_text, write_text
+from jobs.store.layout import OutLayout, join
+from jobs.store.tables import file_schema
 
 NO_BROKER = "none"  # cause of a window opened by a topic or partition event
 
@@ -45,37 +45,27 @@ class Rollup:
     period_start_us: int | None = None  # None: the log's start
 
 
-def period_starts(spark: SparkSession, ledger_dir: str,
+def period_starts(ledger_dir: str,
                   previous_end: dict[str, int]) -> dict[str, int]:
     """The run's period start per cluster: as its first attempt recorded it, else the end
     of the previous committed run (recorded now)."""
-    path = f"{ledger_dir}/period.json"
-    if path_exists(spark, path):
-        return {c: int(v) for c, v in json.loads(read_text(spark, path)).items()}
-    write_text(spark, path, json.dumps(dict(sorted(previous_end.items()))) + "\n")
+    path = join(ledger_dir, "period.json")
+    if path_exists(path):
+        return {c: int(v) for c, v in json.loads(read_text(path)).items()}
+    write_text(path, json.dumps(dict(sorted(previous_end.items()))) + "\n")
     return dict(previous_end)
 
 
-def _us(column: str) -> Column:
-    return F.unix_micros(F.col(column))
-
-
-def offline_rollup(spark: SparkSession, out_dir: str, run_id: str,
+def offline_rollup(out_dir: str, run_id: str,
                    starts: dict[str, int], ends: dict[str, int]) -> dict[str, Rollup]:
     """Per cluster, from its period's start (absent: the log's start) to its end (the
     latest event time the run read; none: the period is empty, or absent without a start).
-    The run's windows are read with pyarrow on the driver where it can open `out_dir` (no
-    Spark job), else summed by Spark."""
+    The run's windows are read with pyarrow on the driver (no Spark job)."""
     rollups = {c: Rollup(t if t >= 0 else starts[c], period_start_us=starts.get(c))
                for c, t in ends.items() if t >= 0 or c in starts}
     if not rollups:
         return {}
-    windows = arrow_windows(out_dir, run_id)
-    if windows is None:
-        sums = spark_sums(spark, out_dir, run_id, starts, rollups)
-    else:
-        sums = window_sums(windows, starts, rollups)
-    for attr, cluster, key, us in sums:
+    for attr, cluster, key, us in window_sums(arrow_windows(out_dir, run_id), starts, rollups):
         getattr(rollups[cluster], attr)[key] = round(us / 1e6, 6)
     for rollup in rollups.values():
         rollup.seconds = round(sum(rollup.by_topic.values()), 6)
@@ -92,13 +82,10 @@ class Window(NamedTuple):
     end_us: int | None
 
 
-def arrow_windows(out_dir: str, run_id: str) -> list[Window] | None:
+def arrow_windows(out_dir: str, run_id: str) -> list[Window]:
     """The run's offline windows from its committed `partition_windows` files (hidden files
-    skipped, as Spark skips them), or None when pyarrow cannot open `out_dir`."""
-    opened = arrow_filesystem(f"{table_path(out_dir, 'partition_windows')}/run_id={run_id}")
-    if opened is None:
-        return None
-    filesystem, partition = opened
+    skipped, as Spark skips them)."""
+    filesystem, partition = opened(OutLayout(out_dir).partition("partition_windows", run_id))
     if filesystem.get_file_info(partition).type == pafs.FileType.NotFound:
         return []
     # INT96 timestamps (Spark's default) read as microseconds: nanoseconds overflow past 2262.
@@ -114,8 +101,8 @@ def arrow_windows(out_dir: str, run_id: str) -> list[Window] | None:
 
 
 def window_us(w: Window, period_start: int | None, period_end: int) -> int:
-    """The part of a window inside the period, as Spark's expression in `spark_sums`
-    computes it (`greatest` and `least` skip nulls; a null difference counts 0)."""
+    """The part of a window inside the period, as Spark's `in_period_us` computes it for
+    the post-mortem (`greatest` and `least` skip nulls; a null difference counts 0)."""
     hi = min(period_end if w.end_us is None else w.end_us, period_end)
     low = [t for t in (w.start_us, w.start_us if period_start is None else period_start)
            if t is not None]
@@ -145,29 +132,3 @@ def in_period_us(start_us: Column, end_us: Column, period_start_us: Column,
         F.least(F.coalesce(end_us, period_end_us), period_end_us)
         - F.greatest(start_us, F.coalesce(period_start_us, start_us)),
         F.lit(0))
-
-
-def spark_sums(spark: SparkSession, out_dir: str, run_id: str, starts: dict[str, int],
-               rollups: dict[str, Rollup]) -> list[tuple[str, str, str, int]]:
-    """`window_sums` with Spark, for an `out_dir` pyarrow cannot open."""
-    ends_df = spark.createDataFrame(sorted((c, r.period_end_us) for c, r in rollups.items()),
-                                    "cluster string, period_end long")
-    start_df = spark.createDataFrame(sorted(starts.items()) or [("", 0)],
-                                     "cluster string, period_start long")
-    windows = (
-        read_table(spark, out_dir, "partition_windows")
-        .where((F.col("run_id") == run_id) & (F.col("kind") == "offline"))
-        .join(F.broadcast(ends_df), "cluster", "inner")
-        .join(F.broadcast(start_df), "cluster", "left")
-        .select(
-            "cluster", "topic",
-            F.coalesce(F.col("cause_broker").cast("string"), F.lit(NO_BROKER)).alias("broker"),
-            in_period_us(_us("start_ts"), _us("end_ts"), F.col("period_start"),
-                         F.col("period_end")).alias("us"),
-        )
-    )
-    out = []
-    for key, attr in (("topic", "by_topic"), ("broker", "by_cause_broker")):
-        for r in windows.groupBy("cluster", key).agg(F.sum("us").alias("us")).collect():
-            out.append((attr, r["cluster"], r[key], int(r["us"])))
-    return out

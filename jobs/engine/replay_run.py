@@ -21,17 +21,15 @@ from jobs.engine.initial_state import (
 )
 from jobs.engine.settings import Settings, StageClock
 from jobs.engine.stages import seed_stage, stream_stage, summary_stage, timeline_stage
+from jobs.store.filesystem import path_exists, read_text, write_text
 from jobs.store.generations import active_checkpoint, committed_runs, generation, swap_in
+from jobs.store.layout import CheckpointLayout
 from jobs.store.lease import CheckpointLease, LeaseHeld
 from jobs.store.ledger import RunLedger
-from jobs.store.tables import (
-    path_exists,
-    read_text,
-    write_text,
-)
 from statemachine.profiles import DEFAULT_KAFKA_VERSION
 
 log = logging.getLogger(__name__)
+
 
 def pin_settings(spark: SparkSession, checkpoint: str, buckets: int, profile: str
                  ) -> str | None:
@@ -41,11 +39,11 @@ def pin_settings(spark: SparkSession, checkpoint: str, buckets: int, profile: st
     them from nothing. The release profile decides the rules the saved state was built
     with: resuming it under another release's rules would mix the two. A checkpoint from
     before profiles existed was built with 3.7's."""
-    path = f"{checkpoint.rstrip('/')}/replay-settings.json"
-    if not path_exists(spark, path):
-        write_text(spark, path, json.dumps({"buckets": buckets, "kafka_profile": profile}) + "\n")
+    path = CheckpointLayout(checkpoint).settings
+    if not path_exists(path):
+        write_text(path, json.dumps({"buckets": buckets, "kafka_profile": profile}) + "\n")
         return None
-    pinned = json.loads(read_text(spark, path))
+    pinned = json.loads(read_text(path))
     pinned_buckets = int(pinned["buckets"])
     if pinned_buckets != buckets:
         return (f"checkpoint {checkpoint} was built with buckets={pinned_buckets}, this run "
@@ -62,7 +60,7 @@ def pin_settings(spark: SparkSession, checkpoint: str, buckets: int, profile: st
 def seed_source(spark: SparkSession, s: Settings, seed: Seed | None) -> bool:
     """Whether the query reads the checkpoint's seed folder (made on a new checkpoint);
     InitialStateError when `--initial-state` cannot be honoured on this checkpoint."""
-    query_started = path_exists(spark, s.under_checkpoint("query/offsets"))
+    query_started = path_exists(s.layout.query_offsets)
     if seed is not None and query_started and not seed_source_exists(spark, s.checkpoint):
         raise InitialStateError(
             f"--initial-state: checkpoint {s.checkpoint} was made before --initial-state "
@@ -73,7 +71,7 @@ def seed_source(spark: SparkSession, s: Settings, seed: Seed | None) -> bool:
 def replay_run(spark: SparkSession, s: Settings, clock: StageClock,
                seed: Seed | None = None) -> int:
     """The run, holding the checkpoint: nothing is written before the lease is taken."""
-    if path_exists(spark, s.marker):
+    if path_exists(s.marker):
         log.info(f"run {s.run_id} is already committed in {s.checkpoint}; nothing to do "
                  "(new files are taken in by the next run id)")
         return 0
@@ -99,7 +97,7 @@ def replay_run(spark: SparkSession, s: Settings, clock: StageClock,
 
 def run_with_session(spark: SparkSession, s: Settings, clock: StageClock,
                      seed: Seed | None = None) -> int:
-    problem = out_problem(spark, s.out, s.run_id)
+    problem = out_problem(s.out, s.run_id)
     if problem is not None:
         raise BadInput(problem)
     if s.temporary_checkpoint:

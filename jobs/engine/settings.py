@@ -12,6 +12,7 @@ from typing import Any
 
 from jobs.common.config import kafka_release
 from jobs.engine.plausibility import Plausibility
+from jobs.store.layout import CheckpointLayout
 from statemachine.context import ReplayConfig
 
 
@@ -40,13 +41,15 @@ class Settings:
     verdict_json: str | None = None  # with --audit: jobs.audit.publish
     prometheus: str | None = None
 
-    def under_checkpoint(self, name: str) -> str:
-        return f"{self.checkpoint.rstrip('/')}/{name}"
+    @property
+    def layout(self) -> CheckpointLayout:
+        """The files of the checkpoint (or of the generation the run uses)."""
+        return CheckpointLayout(self.checkpoint)
 
     @property
     def marker(self) -> str:
         """Written when the run has committed: the same run id again does nothing."""
-        return self.under_checkpoint(f"runs/{self.run_id}.json")
+        return self.layout.run_marker(self.run_id)
 
 
 def replay_config(cfg: dict[str, Any], kafka_version: str | None = None) -> ReplayConfig:

@@ -58,17 +58,16 @@ from jobs.engine.offline_rollup import offline_rollup, period_starts
 from jobs.engine.run_summary import print_summary, summary_batches
 from jobs.engine.settings import Settings, StageClock
 from jobs.engine.timeline import LogScan, build_timelines, horizon, timeline_rows
-from jobs.store.filesystem import arrow_filesystem
-from jobs.store.generations import committed_runs
-from jobs.store.ledger import ClusterCounts, RunLedger
-from jobs.store.tables import (
+from jobs.store.filesystem import (
+    arrow_filesystem,
     delete_path,
-    ensure_run_partitions,
     path_exists,
     rename_path,
-    write_arrow,
     write_text,
 )
+from jobs.store.generations import committed_runs
+from jobs.store.ledger import ClusterCounts, RunLedger
+from jobs.store.tables import ensure_run_partitions, write_arrow
 from schemas.arrow import arrow_schema
 from schemas.events import EVENT_SCHEMA
 from schemas.state import WAKE_SCHEMA
@@ -76,6 +75,7 @@ from schemas.tables import TIMELINE_TABLES
 from statemachine.cluster import ClusterTimeline
 
 log = logging.getLogger(__name__)
+
 
 @dataclass
 class TimelineStage:
@@ -125,7 +125,7 @@ def timeline_stage(spark: SparkSession, s: Settings, seed: Seed | None = None) -
     # background (the summary stage then waited 0.0 s for them) against 15.6 s with the
     # writes inline; on the sample log the inline writes took 2.2 s.
     background = ThreadPoolExecutor(max_workers=1)
-    writes = [background.submit(write_arrow, spark, batches[table], s.out, table, s.run_id)
+    writes = [background.submit(write_arrow, batches[table], s.out, table, s.run_id)
               for table in TIMELINE_TABLES]
     log.info(f"timeline: {scanned} file(s) scanned, {len(log_files) - scanned} known from the "
              f"checkpoint's history; clusters={list(timelines)} steps="
@@ -142,22 +142,22 @@ def write_wake_rows(spark: SparkSession, s: Settings, timeline: TimelineStage) -
     rows = [(c, b, s.run_id, horizon(timeline.scan, c))
             for c, bs in timeline.scan.buckets.items() for b in bs]
     digest = hashlib.sha1(json.dumps(sorted({(r[0], r[3]) for r in rows})).encode())
-    target = s.under_checkpoint(f"wake/{s.run_id}-{digest.hexdigest()[:12]}")
-    if path_exists(spark, target):
+    target = s.layout.wake_rows(s.run_id, digest.hexdigest()[:12])
+    if path_exists(target):
         return
-    staging = s.under_checkpoint(f"wake/_staging-{s.run_id}")  # hidden from the stream
+    staging = s.layout.wake_staging(s.run_id)
     opened = arrow_filesystem(staging)
     if opened is None:  # no pyarrow client for the checkpoint's scheme: a Spark job
         spark.createDataFrame(rows, WAKE_SCHEMA).coalesce(1).write.mode("overwrite") \
             .parquet(staging)
     else:  # a few hundred rows: no Spark job for them
-        delete_path(spark, staging)  # what a killed attempt left
+        delete_path(staging)  # what a killed attempt left
         filesystem, inner = opened
         filesystem.create_dir(inner, recursive=True)
         pq.write_table(pa.Table.from_pylist([dict(zip(WAKE_SCHEMA.fieldNames(), r, strict=True))
                                              for r in rows], arrow_schema(WAKE_SCHEMA)),
                        f"{inner}/part-00000.parquet", filesystem=filesystem)
-    rename_path(spark, staging, target)
+    rename_path(staging, target)
 
 
 def start_query(spark: SparkSession, s: Settings, timeline: TimelineStage,
@@ -171,14 +171,14 @@ def start_query(spark: SparkSession, s: Settings, timeline: TimelineStage,
     rows = key_events(stream_events(spark, s.events, s.max_file_age), s.buckets, rules)
     if timeline.timelines:
         wake = spark.readStream.schema(WAKE_SCHEMA).option("recursiveFileLookup", "true") \
-            .parquet(s.under_checkpoint("wake"))
+            .parquet(s.layout.wake)
         rows = rows.unionByName(key_wake_rows(wake))
     if timeline.seed_source:
         seeds = spark.readStream.schema(EVENT_SCHEMA).option("recursiveFileLookup", "true") \
             .parquet(seed_dir(s.checkpoint))
         rows = rows.unionByName(key_events(seeds, s.buckets))
     replay_fn = make_replay_fn(timeline.timelines, s.config, timeline.applied_through)
-    return start_replay_query(rows, replay_fn, sink, s.under_checkpoint("query"),
+    return start_replay_query(rows, replay_fn, sink, s.layout.query,
                               f"replay-{s.run_id}")
 
 
@@ -215,10 +215,10 @@ def summary_stage(spark: SparkSession, s: Settings, timeline: TimelineStage,
     counts = ledger.totals()
     for cluster, written in timeline.rows_written.items():
         counts.setdefault(cluster, ClusterCounts()).rows_written.update(written)
-    ensure_run_partitions(spark, s.out, s.run_id)
+    ensure_run_partitions(s.out, s.run_id)
     previous_end = timeline.history.period_end if timeline.history is not None else {}
-    rollups = offline_rollup(spark, s.out, s.run_id,
-                             period_starts(spark, ledger.directory, previous_end),
+    rollups = offline_rollup(s.out, s.run_id,
+                             period_starts(ledger.directory, previous_end),
                              {c: v.last_ts for c, v in counts.items()})
     clock.seconds["summary"] = clock.since(start)
     clock.seconds["total"] = clock.since(clock.t0)
@@ -227,13 +227,13 @@ def summary_stage(spark: SparkSession, s: Settings, timeline: TimelineStage,
     summary = summary_batches(counts, rollups, len(ledger.records), s.run_id, s.buckets,
                               clock.started_at, datetime.now(UTC), clock.seconds, facts,
                               s.superseded, chain)
-    write_arrow(spark, summary, s.out, "run_summary", s.run_id)
+    write_arrow(summary, s.out, "run_summary", s.run_id)
     # The incidents the run touched, over the windows of every run of the checkpoint, and
     # what changed in the run.
     runs = committed_runs(spark, s.checkpoint)
-    write_incidents(spark, s.out, s.run_id, runs,
+    write_incidents(s.out, s.run_id, runs,
                     {c: r.period_end_us for c, r in rollups.items()})
-    write_changes(spark, s.out, s.run_id, runs, facts, timeline.timelines)
+    write_changes(s.out, s.run_id, runs, facts, timeline.timelines)
     kill_points.reached("summary_written")
     applied = timeline.applied_through
     for cluster, c in counts.items():
@@ -249,7 +249,7 @@ def summary_stage(spark: SparkSession, s: Settings, timeline: TimelineStage,
     save_history(spark, s.checkpoint, timeline.log_files, timeline.scan, applied, ends, seen,
                  s.run_id, chain)
     kill_points.reached("history_saved")
-    write_text(spark, s.marker,
+    write_text(s.marker,
                json.dumps({"run_id": s.run_id, "batches": len(ledger.records)}) + "\n")
     print_summary(s.out, s.run_id, counts, rollups, facts)
 

@@ -41,10 +41,11 @@ from jobs.engine.settings import Settings, StageClock, replay_config
 from jobs.engine.sizing import log_rows, small_log_settings
 from jobs.replay.args import parse_args
 from jobs.replay.kraft import kraft_events, kraft_main
-from jobs.store.filesystem import run_id_problem, scratch_path
+from jobs.store.filesystem import run_id_problem, scratch_path, unsupported_path_problem
 from jobs.store.tables import remove_scratch
 
 log = logging.getLogger(__name__)
+
 
 def read_settings(argv: list[str] | None) -> Settings:
     args = parse_args(argv)
@@ -93,8 +94,9 @@ def early_problem(s: Settings) -> str | None:
     if s.rebuild and s.temporary_checkpoint:
         return ("--rebuild replaces a checkpoint's state with a replay of the whole log; "
                 "give the --checkpoint to rebuild (without one every run is a full replay)")
-    return (run_id_problem(s.run_id) or nested_problem(s.events, s.out, s.checkpoint or None)
-            or audit_flags_problem(s))
+    return (run_id_problem(s.run_id) or unsupported_path_problem("--out", s.out)
+            or unsupported_path_problem("--checkpoint", s.checkpoint)
+            or nested_problem(s.events, s.out, s.checkpoint or None) or audit_flags_problem(s))
 
 
 def audit_flags_problem(s: Settings) -> str | None:

@@ -76,7 +76,7 @@ def kraft_main(argv: list[str] | None, kraft: KraftInput,
              f"kafka_version={version} (KRaft profile {profile.name})")
     if spark is None:
         spark = session_for_config(cfg, cfg_path, args.master)
-    problem = out_problem(spark, args.out, run_id)
+    problem = out_problem(args.out, run_id)
     if problem is not None:
         raise BadInput(problem)
     min_isr = int(cfg["min_insync_replicas"])

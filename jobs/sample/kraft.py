@@ -23,7 +23,6 @@ from jobs.common.command import run_job
 from jobs.common.exitcodes import BadInput, run_command
 
 log = logging.getLogger(__name__)
-
 RUN_ID = "sample"
 
 

@@ -21,7 +21,7 @@ import json
 
 from pyspark.sql import SparkSession
 
-from jobs.store.tables import (
+from jobs.store.filesystem import (
     delete_path,
     list_names,
     path_exists,
@@ -29,46 +29,41 @@ from jobs.store.tables import (
     rename_path,
     write_text,
 )
+from jobs.store.layout import ACTIVE, LEASE, CheckpointLayout
 
-ACTIVE = "active.json"
-GENERATION = "generation-"
-KEEP = frozenset({ACTIVE, f"{ACTIVE}.tmp", "lease.json"})  # the root's own files
-
-
-def _root(checkpoint: str) -> str:
-    return checkpoint.rstrip("/")
+KEEP = frozenset({ACTIVE, f"{ACTIVE}.tmp", LEASE})  # the root's own files
 
 
 def active_checkpoint(spark: SparkSession, checkpoint: str) -> str:
     """The directory the checkpoint's runs use: the generation `active.json` names, else
     the checkpoint directory itself."""
-    root = _root(checkpoint)
+    root = CheckpointLayout(checkpoint)
     for name in (ACTIVE, f"{ACTIVE}.tmp"):  # .tmp: a swap stopped between its two renames
-        if path_exists(spark, f"{root}/{name}"):
-            return f"{root}/{json.loads(read_text(spark, f'{root}/{name}'))['active']}"
-    return root
+        if path_exists(root.entry(name)):
+            return root.entry(json.loads(read_text(root.entry(name)))["active"])
+    return root.root
 
 
 def generation(checkpoint: str, run_id: str) -> str:
-    return f"{_root(checkpoint)}/{GENERATION}{run_id}"
+    return CheckpointLayout(checkpoint).generation(run_id)
 
 
 def committed_runs(spark: SparkSession, checkpoint: str) -> list[str]:
     """The run ids that committed in a generation (`runs/<id>.json`), sorted."""
-    runs = f"{checkpoint.rstrip('/')}/runs"
-    if not path_exists(spark, runs):
+    runs = CheckpointLayout(checkpoint).runs
+    if not path_exists(runs):
         return []
-    return [n.removesuffix(".json") for n in list_names(spark, runs) if n.endswith(".json")]
+    return [n.removesuffix(".json") for n in list_names(runs) if n.endswith(".json")]
 
 
 def swap_in(spark: SparkSession, checkpoint: str, new: str) -> None:
     """Make generation `new` the active one, then remove every other generation (and the
     root's own state, when the root was the active one)."""
-    root = _root(checkpoint)
+    root = CheckpointLayout(checkpoint)
     name = new.rstrip("/").rsplit("/", 1)[1]
-    write_text(spark, f"{root}/{ACTIVE}.tmp", json.dumps({"active": name}) + "\n")
-    delete_path(spark, f"{root}/{ACTIVE}")
-    rename_path(spark, f"{root}/{ACTIVE}.tmp", f"{root}/{ACTIVE}")
-    for entry in list_names(spark, root):
+    write_text(f"{root.active}.tmp", json.dumps({"active": name}) + "\n")
+    delete_path(root.active)
+    rename_path(f"{root.active}.tmp", root.active)
+    for entry in list_names(root.root):
         if entry not in KEEP and entry != name:
-            delete_path(spark, f"{root}/{entry}")
+            delete_path(root.entry(entry))

@@ -33,6 +33,7 @@ from typing import Any
 from pyarrow import fs as pafs
 
 from jobs.store.filesystem import arrow_filesystem
+from jobs.store.layout import CheckpointLayout
 from statemachine.kraft.fold import KraftFold
 from statemachine.rows import FindingRow, PartitionWindowRow
 
@@ -104,7 +105,7 @@ class Checkpoint:
     """The KRaft state under `<checkpoint>/kraft/`, read and written with pyarrow."""
 
     def __init__(self, checkpoint: str) -> None:
-        opened = arrow_filesystem(f"{checkpoint.rstrip('/')}/{STATE_DIR}")
+        opened = arrow_filesystem(CheckpointLayout(checkpoint).kraft)
         if opened is None:
             raise ValueError(f"--checkpoint {checkpoint}: no file system client for it")
         self.fs, self.root = opened

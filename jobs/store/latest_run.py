@@ -18,6 +18,7 @@ from pyarrow import fs as pafs
 
 from jobs.common.exitcodes import BAD_INPUT, BadInput
 from jobs.store.filesystem import arrow_filesystem
+from jobs.store.layout import OutLayout
 
 RUN_PARTITIONING = ds.partitioning(pa.schema([("run_id", pa.string())]), flavor="hive")
 
@@ -33,7 +34,7 @@ class LatestRun(NamedTuple):
 
 def latest_run(tables_dir: str) -> LatestRun:
     """The run of `tables_dir` that finished last; NoRunError when there is none."""
-    path = f"{tables_dir.rstrip('/')}/run_summary"
+    path = OutLayout(tables_dir).table("run_summary")
     opened = arrow_filesystem(path)
     if opened is None:
         raise NoRunError(f"cannot list the runs of {path} without Spark: give --run-id")

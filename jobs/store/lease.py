@@ -7,8 +7,10 @@ renewed. A second run is refused while the lease is live. A run that crashed sto
 its lease; the next run takes it over once it has expired, or at once when the holder was a
 process of the same host that no longer exists.
 
-The file is created exclusively: `O_EXCL` on a local file system, `create(overwrite=false)`
-through Hadoop elsewhere (atomic on HDFS), so two runs starting together cannot both win.
+The file is created exclusively on a local file system (`O_EXCL`), so two runs starting
+together cannot both win. Elsewhere it is created when absent (`jobs.store.filesystem`:
+object stores have no exclusive create), then read back: the run whose holder the file names
+has it.
 """
 
 from __future__ import annotations
@@ -23,12 +25,19 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING
 
 from jobs.common.uris import scheme_of
-from jobs.store.filesystem import arrow_filesystem
+from jobs.store.filesystem import (
+    arrow_filesystem,
+    create_new_text,
+    delete_path,
+    path_exists,
+    read_text,
+    write_text,
+)
+from jobs.store.layout import CheckpointLayout
 
 if TYPE_CHECKING:
     from pyspark.sql import SparkSession
 
-LEASE_FILE = "lease.json"
 DEFAULT_TTL_SECONDS = 600
 
 
@@ -74,7 +83,7 @@ class CheckpointLease:
 
     def __init__(self, spark: SparkSession, checkpoint: str, run_id: str,
                  ttl_seconds: int = DEFAULT_TTL_SECONDS) -> None:
-        self.store = _Store(spark, f"{checkpoint.rstrip('/')}/{LEASE_FILE}")
+        self.store = _Store(spark, CheckpointLayout(checkpoint).lease)
         self.run_id = run_id
         self.ttl = ttl_seconds
         self._stop = threading.Event()
@@ -102,6 +111,8 @@ class CheckpointLease:
             self.store.delete()
             if not self.store.create(_text(mine)):
                 raise LeaseHeld(f"another run took over {self.store.path} at the same time")
+        if self.store.read() != mine:  # a store without exclusive create: the last writer
+            raise LeaseHeld(f"another run took {self.store.path} at the same time")
         self._mine = mine
         self._renewer = threading.Thread(target=self._renew, name="checkpoint-lease",
                                          daemon=True)
@@ -128,7 +139,8 @@ def _text(holder: Holder) -> str:
 
 
 class _Store:
-    """The lease file, on the local file system directly or through Hadoop's FileSystem."""
+    """The lease file: on the local file system directly (renewed by an atomic rename),
+    elsewhere through `jobs.store.filesystem`."""
 
     def __init__(self, spark: SparkSession, path: str) -> None:
         self.path = path
@@ -147,9 +159,7 @@ class _Store:
             with os.fdopen(fd, "w", encoding="utf-8") as f:
                 f.write(text)
             return True
-        from jobs.store.tables import create_new_text
-
-        return create_new_text(self.spark, self.path, text)
+        return create_new_text(self.path, text)
 
     def overwrite(self, text: str) -> None:
         if self.local is not None:
@@ -158,9 +168,7 @@ class _Store:
                 f.write(text)
             os.replace(tmp, self.local)
             return
-        from jobs.store.tables import write_text
-
-        write_text(self.spark, self.path, text)
+        write_text(self.path, text)
 
     def read(self) -> Holder | None:
         try:
@@ -168,11 +176,9 @@ class _Store:
                 with open(self.local, encoding="utf-8") as f:
                     raw = f.read()
             else:
-                from jobs.store.tables import path_exists, read_text
-
-                if not path_exists(self.spark, self.path):
+                if not path_exists(self.path):
                     return None
-                raw = read_text(self.spark, self.path)
+                raw = read_text(self.path)
             return Holder(**json.loads(raw))
         except FileNotFoundError:
             return None
@@ -184,6 +190,4 @@ class _Store:
             with contextlib.suppress(FileNotFoundError):
                 os.remove(self.local)
             return
-        from jobs.store.tables import delete_path
-
-        delete_path(self.spark, self.path)
+        delete_path(self.path)

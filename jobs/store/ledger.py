@@ -26,7 +26,8 @@ from typing import Any
 
 from pyspark.sql import SparkSession
 
-from jobs.store.tables import list_names, path_exists, read_text, write_text
+from jobs.store.filesystem import list_names, path_exists, read_text, write_text
+from jobs.store.layout import CheckpointLayout
 from schemas.state import OFFLINE_LISTED
 from schemas.tables import STATE_TABLES
 
@@ -128,15 +129,15 @@ class RunLedger:
 
     @property
     def directory(self) -> str:
-        return f"{self.checkpoint.rstrip('/')}/runs/{self.run_id}"
+        return CheckpointLayout(self.checkpoint).ledger(self.run_id)
 
     def load(self) -> RunLedger:
         """Read the records an earlier attempt of this run left."""
-        if not path_exists(self.spark, self.directory):
+        if not path_exists(self.directory):
             return self
-        for name in list_names(self.spark, self.directory):
+        for name in list_names(self.directory):
             if name.startswith("batch-") and name.endswith(".json"):
-                data = json.loads(read_text(self.spark, f"{self.directory}/{name}"))
+                data = json.loads(read_text(f"{self.directory}/{name}"))
                 self.records[int(data["batch_id"])] = {
                     c: ClusterCounts.from_json(v) for c, v in data["clusters"].items()}
         return self
@@ -146,7 +147,7 @@ class RunLedger:
         text = json.dumps({"batch_id": batch_id,
                            "clusters": {c: v.to_json() for c, v in sorted(counts.items())}},
                           sort_keys=True)
-        write_text(self.spark, f"{self.directory}/batch-{batch_id}.json", text + "\n")
+        write_text(f"{self.directory}/batch-{batch_id}.json", text + "\n")
         self.records[batch_id] = counts
 
     def earlier_than(self, batch_id: int) -> bool:

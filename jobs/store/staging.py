@@ -31,28 +31,21 @@ from pyarrow import fs as pafs
 from pyspark import TaskContext
 from pyspark.sql import SparkSession
 
-from jobs.store.filesystem import arrow_filesystem
-from jobs.store.tables import delete_path, list_names, path_exists, rename_path, table_path
-from schemas.arrow import arrow_schema
-from schemas.tables import TABLES
+from jobs.store.filesystem import (
+    arrow_filesystem,
+    delete_path,
+    list_names,
+    path_exists,
+    rename_path,
+)
+from jobs.store.layout import OutLayout, partition_path
+from jobs.store.tables import WRITE_OPTIONS, write_empty_partition
 
 STAGING_PROPERTY = "jobs.store.staging"
 # The crash tests' worker kill: with `REPLAY_KILL_WORKER_ONCE=<file>` in its environment, the
 # first Python worker to stage a file creates `<file>` and dies at once (os._exit), after
 # its first file and before its task ends; Spark retries the task.
 KILL_WORKER_ENV = "REPLAY_KILL_WORKER_ONCE"
-STAGING = "_staging"
-# Timestamps as INT96, as Spark's Parquet writer stores them by default
-# (`spark.sql.parquet.outputTimestampType`): a table's files then read back alike with
-# pyarrow whichever writer wrote them.
-WRITE_OPTIONS = {"use_deprecated_int96_timestamps": True}
-
-
-@cache
-def file_schema(table: str) -> pa.Schema:
-    """A table's columns as its files hold them: all but the partition column `run_id`."""
-    schema = arrow_schema(TABLES[table])
-    return pa.schema([f for f in schema if f.name != "run_id"])
 
 
 @cache
@@ -88,12 +81,6 @@ class StagingArea:
     run_id: str
     batch: int
 
-    @staticmethod
-    def usable(out: str) -> bool:
-        """Whether the workers can write under `out` with pyarrow (otherwise the rows go
-        back to Spark's writer as payloads)."""
-        return arrow_filesystem(out) is not None
-
     def to_property(self) -> str:
         return json.dumps([self.out, self.run_id, self.batch])
 
@@ -108,7 +95,7 @@ class StagingArea:
         return cls(str(out), str(run_id), int(batch))
 
     def run_dir(self, table: str) -> str:
-        return f"{table_path(self.out, table)}/{STAGING}/{self.run_id}"
+        return OutLayout(self.out).staged_run(table, self.run_id)
 
     def batch_dir(self, table: str) -> str:
         return f"{self.run_dir(table)}/batch-{self.batch}"
@@ -136,39 +123,35 @@ class StagingArea:
     def clear(self, spark: SparkSession, tables: tuple[str, ...]) -> None:
         """Remove what an earlier attempt of this batch staged."""
         for table in tables:
-            delete_path(spark, self.batch_dir(table))
+            delete_path(self.batch_dir(table))
 
     def commit(self, spark: SparkSession, table: str, replace: bool) -> bool:
         """Move the staged files of `table` into the run's partition (replacing it when
         `replace`); False when this batch staged none."""
         staged = self.batch_dir(table)
-        if not path_exists(spark, staged):
+        if not path_exists(staged):
             return False
-        partition = f"{table_path(self.out, table)}/run_id={self.run_id}"
+        partition = partition_path(self.out, table, self.run_id)
         if replace:
-            delete_path(spark, partition)
-            rename_path(spark, staged, partition)
+            delete_path(partition)
+            rename_path(staged, partition)
             return True
-        if not path_exists(spark, partition):
-            rename_path(spark, staged, partition)
+        if not path_exists(partition):
+            rename_path(staged, partition)
             return True
-        for name in list_names(spark, staged):
-            rename_path(spark, f"{staged}/{name}", f"{partition}/{name}")
+        for name in list_names(staged):
+            rename_path(f"{staged}/{name}", f"{partition}/{name}")
         return True
 
     def write_empty(self, spark: SparkSession, table: str) -> None:
         """The run's partition of a table without rows in the run: one file with the
         schema and no rows, so that the table reads back whatever the run found."""
-        partition = f"{table_path(self.out, table)}/run_id={self.run_id}"
-        delete_path(spark, partition)
-        filesystem, directory = self._arrow_dir(partition)
-        pq.write_table(file_schema(table).empty_table(), f"{directory}/part-00000.parquet",
-                       filesystem=filesystem, **WRITE_OPTIONS)
+        write_empty_partition(self.out, table, self.run_id)
 
     def clean(self, spark: SparkSession, tables: tuple[str, ...]) -> None:
         """Remove the run's staging directories once the batch is committed."""
         for table in tables:
-            delete_path(spark, self.run_dir(table))
-            parent = f"{table_path(self.out, table)}/{STAGING}"
-            if path_exists(spark, parent) and not list_names(spark, parent):
-                delete_path(spark, parent)
+            delete_path(self.run_dir(table))
+            parent = OutLayout(self.out).staging(table)
+            if path_exists(parent) and not list_names(parent):
+                delete_path(parent)

@@ -17,11 +17,10 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from jobs.store.filesystem import delete_path, path_exists, rename_path
 from jobs.store.latest_state_arrow import STATE_KEY
-from jobs.store.tables import delete_path, path_exists, rename_path, table_path
+from jobs.store.layout import OutLayout, partition_path
 from schemas.tables import TABLES
-
-STAGING = "_superseding"  # a leading underscore: readers of the table skip it
 
 
 def supersede_state_rows(
@@ -31,13 +30,12 @@ def supersede_state_rows(
     """Make this run's partition of `table` hold `df` (rows of the partitions in `changed`,
     this batch's `partition_states` rows) plus the earlier rows of every other partition.
     Returns the rows now in the partition, per cluster."""
-    path = table_path(out_dir, table)
-    current = f"{path}/run_id={run_id}"
-    staging = f"{path}/{STAGING}"
+    current = partition_path(out_dir, table, run_id)
+    staging = OutLayout(out_dir).superseding(table)
     schema = TABLES[table]
     body = T.StructType([f for f in schema.fields if f.name != "run_id"])
     merged = df
-    if path_exists(spark, current):
+    if path_exists(current):
         keys = changed.select(*STATE_KEY).distinct()
         kept = (
             spark.read.schema(body).parquet(current)
@@ -46,14 +44,14 @@ def supersede_state_rows(
             .select(*schema.fieldNames())
         )
         merged = kept.unionByName(df)
-    delete_path(spark, staging)
+    delete_path(staging)
     merged.write.mode("overwrite").partitionBy("run_id").parquet(staging)
     staged = f"{staging}/run_id={run_id}"
-    delete_path(spark, current)
-    if not path_exists(spark, staged):  # no rows at all: the run has no partition
-        delete_path(spark, staging)
+    delete_path(current)
+    if not path_exists(staged):  # no rows at all: the run has no partition
+        delete_path(staging)
         return {}
-    rename_path(spark, staged, current)
-    delete_path(spark, staging)
+    rename_path(staged, current)
+    delete_path(staging)
     counts = spark.read.schema(body).parquet(current).groupBy("cluster").count().collect()
     return {r["cluster"]: int(r["count"]) for r in counts}

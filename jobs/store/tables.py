@@ -10,32 +10,29 @@ no file at all cannot be read without a schema).
 from __future__ import annotations
 
 import contextlib
-from typing import Any
+from functools import cache
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import types as T
 
-from jobs.store.filesystem import remove_local_scratch
-from schemas.tables import TABLES
+from jobs.store.filesystem import delete_path, opened, path_exists, remove_local_scratch
+from jobs.store.layout import partition_path, table_path
+from schemas.arrow import arrow_schema
+from schemas.tables import KRAFT_TABLES, TABLES
+
+# Timestamps as INT96, as Spark's Parquet writer stores them by default
+# (`spark.sql.parquet.outputTimestampType`): a table's files then read back alike with
+# pyarrow whichever writer wrote them.
+WRITE_OPTIONS = {"use_deprecated_int96_timestamps": True}
 
 
-def table_path(out_dir: str, table: str) -> str:
-    return f"{out_dir.rstrip('/')}/{table}"
-
-
-def _hadoop_path(spark: SparkSession, path: str) -> tuple[Any, Any]:
-    jvm = spark.sparkContext._jvm
-    assert jvm is not None  # a live session has its gateway
-    hpath = jvm.org.apache.hadoop.fs.Path(path)
-    return hpath.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration()), hpath
-
-
-def delete_path(spark: SparkSession, path: str) -> None:
-    """Recursive delete through Hadoop's FileSystem (works for local, HDFS, object stores)."""
-    filesystem, hpath = _hadoop_path(spark, path)
-    if filesystem.exists(hpath):
-        filesystem.delete(hpath, True)
+@cache
+def file_schema(table: str) -> pa.Schema:
+    """A table's columns as its files hold them: all but the partition column `run_id`."""
+    schema = arrow_schema(TABLES.get(table) or KRAFT_TABLES[table])
+    return pa.schema([f for f in schema if f.name != "run_id"])
 
 
 def remove_scratch(spark: SparkSession | None, path: str) -> None:
@@ -48,70 +45,8 @@ def remove_scratch(spark: SparkSession | None, path: str) -> None:
             for query in spark.streams.active:
                 stopped = True
                 query.stop()
-    if not remove_local_scratch(path, settle=stopped) and spark is not None:
-        delete_path(spark, path)
-
-
-def rename_path(spark: SparkSession, source: str, target: str) -> None:
-    """Move a file or directory within one filesystem (the target must not exist)."""
-    filesystem, hsource = _hadoop_path(spark, source)
-    _, htarget = _hadoop_path(spark, target)
-    if not filesystem.rename(hsource, htarget):
-        raise OSError(f"could not rename {source} to {target}")
-
-
-def hadoop_status(spark: SparkSession, path: str) -> Any | None:
-    """Hadoop's FileStatus of `path` (`isDirectory()`, `isFile()`), or None when absent."""
-    filesystem, hpath = _hadoop_path(spark, path)
-    return filesystem.getFileStatus(hpath) if filesystem.exists(hpath) else None
-
-
-def path_exists(spark: SparkSession, path: str) -> bool:
-    filesystem, hpath = _hadoop_path(spark, path)
-    return bool(filesystem.exists(hpath))
-
-
-def read_text(spark: SparkSession, path: str) -> str:
-    filesystem, hpath = _hadoop_path(spark, path)
-    stream = filesystem.open(hpath)
-    jvm = spark.sparkContext._jvm
-    assert jvm is not None
-    try:
-        return str(jvm.org.apache.commons.io.IOUtils.toString(stream, "UTF-8"))
-    finally:
-        stream.close()
-
-
-def write_text(spark: SparkSession, path: str, text: str) -> None:
-    filesystem, hpath = _hadoop_path(spark, path)
-    stream = filesystem.create(hpath, True)
-    try:
-        stream.write(bytearray(text.encode("utf-8")))
-    finally:
-        stream.close()
-
-
-def list_names(spark: SparkSession, path: str) -> list[str]:
-    """The names of the entries of a directory (files and directories), sorted."""
-    filesystem, hpath = _hadoop_path(spark, path)
-    return sorted(str(status.getPath().getName()) for status in filesystem.listStatus(hpath))
-
-
-def create_new_text(spark: SparkSession, path: str, text: str) -> bool:
-    """Write `text` to a file that must not exist yet; False when it does. Hadoop's
-    `create(overwrite=false)` is atomic on HDFS, so two callers cannot both succeed."""
-    filesystem, hpath = _hadoop_path(spark, path)
-    try:
-        stream = filesystem.create(hpath, False)
-    except Exception as exc:  # py4j wraps FileAlreadyExistsException
-        if "FileAlreadyExists" in str(exc) or filesystem.exists(hpath):
-            return False
-        raise
-    try:
-        stream.write(bytearray(text.encode("utf-8")))
-    finally:
-        stream.close()
-    return True
+    if not remove_local_scratch(path, settle=stopped):
+        delete_path(path)
 
 
 def body_schema(table: str) -> T.StructType:
@@ -119,19 +54,33 @@ def body_schema(table: str) -> T.StructType:
     return T.StructType([f for f in TABLES[table].fields if f.name != "run_id"])
 
 
-def write_empty_partition(spark: SparkSession, out_dir: str, table: str, run_id: str) -> None:
-    """This run's partition of `table` holding no rows but one file with the schema, so
-    that `spark.read.parquet(<out>/<table>)` works whatever the run found."""
-    target = f"{table_path(out_dir, table)}/run_id={run_id}"
-    spark.createDataFrame([], body_schema(table)).coalesce(1).write.mode("overwrite") \
-        .parquet(target)
+def write_partition(out_dir: str, table: str, run_id: str, data: pa.Table | None) -> int:
+    """Replace this run's partition of `table` with `data` (every column of the table, in
+    any order; `run_id`, if there, is left out: it is the directory): one Parquet file,
+    written with pyarrow (no Spark job for a small table), with the schema and no rows
+    when there are none, so that `spark.read.parquet(<out>/<table>)` works whatever the
+    run found. Returns the rows."""
+    schema = file_schema(table)
+    body = schema.empty_table() if data is None else data.select(schema.names).cast(schema)
+    target = partition_path(out_dir, table, run_id)
+    delete_path(target)
+    filesystem, directory = opened(target)
+    filesystem.create_dir(directory, recursive=True)
+    pq.write_table(body.combine_chunks(), f"{directory}/part-00000.parquet",
+                   filesystem=filesystem, **WRITE_OPTIONS)
+    return int(body.num_rows)
 
 
-def ensure_run_partitions(spark: SparkSession, out_dir: str, run_id: str) -> None:
+def write_empty_partition(out_dir: str, table: str, run_id: str) -> None:
+    """This run's partition of `table` holding no rows but one file with the schema."""
+    write_partition(out_dir, table, run_id, None)
+
+
+def ensure_run_partitions(out_dir: str, run_id: str) -> None:
     """Every table has this run's partition, if only an empty one."""
     for table in TABLES:
-        if not path_exists(spark, f"{table_path(out_dir, table)}/run_id={run_id}"):
-            write_empty_partition(spark, out_dir, table, run_id)
+        if not path_exists(partition_path(out_dir, table, run_id)):
+            write_empty_partition(out_dir, table, run_id)
 
 
 def read_table(spark: SparkSession, out_dir: str, table: str) -> DataFrame:
@@ -144,42 +93,13 @@ def read_table_or_empty(spark: SparkSession, out_dir: str, table: str) -> DataFr
     """`read_table`, with a table directory that was never written read as an empty table:
     no partition created in an excerpt, every replica deleted, or output written by an
     earlier release of this job before it had that table."""
-    if path_exists(spark, table_path(out_dir, table)):
+    if path_exists(table_path(out_dir, table)):
         return read_table(spark, out_dir, table)
     return spark.createDataFrame([], TABLES[table])
 
 
-def write_table(
-    spark: SparkSession, df: DataFrame | None, out_dir: str, table: str, run_id: str,
-    rows: int, replace: bool,
-) -> None:
-    """Write `df` (already in the table's schema) as this run's rows of `table`.
-
-    `replace`: this run's partition is replaced (the first write of a run); otherwise the
-    rows are appended to it (a later micro-batch of the same run).
-    """
-    path = table_path(out_dir, table)
-    if rows == 0 or df is None:
-        if replace:
-            write_empty_partition(spark, out_dir, table, run_id)
-        return
-    (
-        df.write.mode("overwrite" if replace else "append")
-        .option("partitionOverwriteMode", "dynamic")
-        .partitionBy("run_id")
-        .parquet(path)
-    )
-
-
-def write_arrow(
-    spark: SparkSession, batches: list[pa.RecordBatch], out_dir: str, table: str, run_id: str
-) -> int:
-    """Write small driver-side tables (timelines, run summary) built as Arrow batches."""
-    schema = TABLES[table]
-    arrow = pa.Table.from_batches(batches) if batches else None
-    rows = 0 if arrow is None else arrow.num_rows
-    # One chunk: PySpark 4.3 loses the rows after an empty chunk of a many-chunk table
-    # (a cluster without timeline rows gives an empty batch).
-    df = spark.createDataFrame(arrow.combine_chunks(), schema=schema) if arrow and rows else None
-    write_table(spark, df, out_dir, table, run_id, rows, replace=True)
-    return rows
+def write_arrow(batches: list[pa.RecordBatch], out_dir: str, table: str, run_id: str) -> int:
+    """Write small driver-side tables (timelines, run summary, incidents, changes) built as
+    Arrow batches of the whole table schema: this run's partition, replaced."""
+    data = pa.Table.from_batches(batches) if batches else None
+    return write_partition(out_dir, table, run_id, data)

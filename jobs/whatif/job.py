@@ -36,12 +36,12 @@ from jobs.engine.failures import nested_problem, out_problem
 from jobs.engine.plausibility import Plausibility, rules_from_config
 from jobs.engine.settings import replay_config
 from jobs.store.filesystem import run_id_problem, scratch_path
-from jobs.store.tables import path_exists, remove_scratch
+from jobs.store.tables import remove_scratch
 from jobs.whatif.args import parse_args
 from jobs.whatif.facts import LogFacts, facts_from_arrow, facts_from_spark
 from jobs.whatif.impact import impact_stage
 from jobs.whatif.kraft.job import kraft_input, kraft_main
-from jobs.whatif.output import publish
+from jobs.whatif.output import baseline_problem, publish
 from jobs.whatif.plan import VariantPlan, resolve
 from jobs.whatif.run import replay_variants
 from jobs.whatif.scenario import Scenario, ScenarioError, load_scenario
@@ -64,7 +64,6 @@ class Settings:
     master: str | None
     rules: Plausibility = Plausibility()  # the replay's, so the baseline is the replay's
     share: bool = True  # variants share their work (`jobs.whatif.sharing`)
-
 
 
 def read_settings(argv: list[str] | None) -> Settings:
@@ -105,11 +104,9 @@ def early_checks(s: Settings) -> tuple[Scenario, LogFacts | None]:
 
 def run_with_session(spark: SparkSession, s: Settings, plans: list[VariantPlan],
                      facts: LogFacts, checkpoint: str) -> int:
-    problem = out_problem(spark, s.out, s.run_id)
+    problem = out_problem(s.out, s.run_id) or baseline_problem(spark, s.baseline)
     if problem is not None:
         return refuse(problem)
-    if s.baseline is not None and not path_exists(spark, f"{s.baseline}/partition_states"):
-        return refuse(f"--baseline {s.baseline} holds no replay output (no partition_states)")
     started = time.perf_counter()
     staging, counts = replay_variants(spark, s.events, s.run_id, s.buckets, s.max_file_age,
                                       plans, checkpoint, log.info, s.rules, s.share)

@@ -9,14 +9,10 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from jobs.store.filesystem import delete_path, path_exists
 from jobs.store.latest_state import read_state
-from jobs.store.tables import (
-    delete_path,
-    path_exists,
-    read_table,
-    read_table_or_empty,
-    table_path,
-)
+from jobs.store.layout import partition_path, table_path
+from jobs.store.tables import read_table, read_table_or_empty
 from schemas.tables import STATE_TABLES
 from schemas.whatif import BASELINE, IMPACT_TABLES, VARIANT_SEPARATOR, WHATIF_TABLES
 
@@ -45,11 +41,11 @@ def write_whatif_table(spark: SparkSession, df: DataFrame, out_dir: str, table: 
     """This run's partition of `table` replaced by `df` (an empty one when `df` has no
     rows: one file with the schema)."""
     schema = ALL_TABLES[table]
-    partition = f"{table_path(out_dir, table)}/run_id={run_id}"
-    delete_path(spark, partition)
+    partition = partition_path(out_dir, table, run_id)
+    delete_path(partition)
     df.select(*schema.fieldNames()).write.mode("append").partitionBy("run_id") \
         .parquet(table_path(out_dir, table))
-    if not path_exists(spark, partition):
+    if not path_exists(partition):
         body = T.StructType([f for f in schema.fields if f.name != "run_id"])
         spark.createDataFrame([], body).coalesce(1).write.mode("overwrite").parquet(partition)
 
@@ -76,3 +72,10 @@ def publish(spark: SparkSession, staging: str, out_dir: str, run_id: str,
                 .withColumn("variant", F.lit(BASELINE)).withColumn("run_id", F.lit(run_id))
             df = df.unionByName(base)
         write_whatif_table(spark, df, out_dir, table, run_id)
+
+
+def baseline_problem(spark: SparkSession, baseline: str | None) -> str | None:
+    """Why `--baseline` cannot stand for the baseline's replay, or None."""
+    if baseline is None or path_exists(table_path(baseline, "partition_states")):
+        return None
+    return f"--baseline {baseline} holds no replay output (no partition_states)"

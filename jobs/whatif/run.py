@@ -35,6 +35,7 @@ from jobs.engine.timeline import (
     scan_log,
     timeline_rows,
 )
+from jobs.store.layout import CheckpointLayout
 from jobs.store.ledger import BatchCounts, RunLedger
 from jobs.store.tables import ensure_run_partitions, write_arrow
 from jobs.whatif.edits import (
@@ -62,7 +63,7 @@ def write_timelines(spark: SparkSession, timelines: dict[str, ClusterTimeline], 
         for table, rows in timeline_rows(timeline).items():
             batches[table].append(rows_to_record_batch(table, cluster, run_id, rows))
     for table in TIMELINE_TABLES:
-        write_arrow(spark, batches[table], staging, table, run_id)
+        write_arrow(batches[table], staging, table, run_id)
 
 
 def write_wake_rows(spark: SparkSession, scan: LogScan, run_id: str, path: str) -> None:
@@ -77,7 +78,7 @@ def edited_stream(spark: SparkSession, events_dir: str, max_file_age: str,
     variants = variants_frame(spark, plans, clusters)
     rows = edit_events(stream_events(spark, events_dir, max_file_age), variants,
                        drops_frame(spark, plans), failovers_frame(spark, plans))
-    injected = f"{checkpoint}/injected"
+    injected = CheckpointLayout(checkpoint).injected
     if write_injected(spark, plans, injected):
         rows = rows.unionByName(spark.readStream.schema(EVENT_SCHEMA).parquet(injected))
     return rows
@@ -109,8 +110,8 @@ def shared_stream(spark: SparkSession, events_dir: str, max_file_age: str, scan:
     folds in the cluster's groups), and the function that folds them per variant."""
     rows = key_events(stream_events(spark, events_dir, max_file_age), buckets,
                       context.judged(scan.facts))
-    write_wake_rows(spark, scan, run_id, f"{checkpoint}/wake")
-    wake = spark.readStream.schema(WAKE_SCHEMA).parquet(f"{checkpoint}/wake")
+    write_wake_rows(spark, scan, run_id, CheckpointLayout(checkpoint).wake)
+    wake = spark.readStream.schema(WAKE_SCHEMA).parquet(CheckpointLayout(checkpoint).wake)
     inputs = variant_inputs(plans, sorted(scan.buckets), variants, timelines)
     return rows.unionByName(key_wake_rows(wake)), make_shared_replay_fn(inputs, buckets)
 
@@ -125,8 +126,8 @@ def separate_stream(spark: SparkSession, events_dir: str, max_file_age: str, sca
     rows = key_events(edited_stream(spark, events_dir, max_file_age, plans, clusters,
                                     checkpoint), buckets, variant_rules(context, scan, plans))
     if timelines:
-        write_wake_rows(spark, variants, run_id, f"{checkpoint}/wake")
-        wake = spark.readStream.schema(WAKE_SCHEMA).parquet(f"{checkpoint}/wake")
+        write_wake_rows(spark, variants, run_id, CheckpointLayout(checkpoint).wake)
+        wake = spark.readStream.schema(WAKE_SCHEMA).parquet(CheckpointLayout(checkpoint).wake)
         rows = rows.unionByName(key_wake_rows(wake))
     return rows, make_replay_fn(timelines, plans[0].config,
                                 configs=variant_configs(plans, clusters))
@@ -159,23 +160,23 @@ def replay_variants(spark: SparkSession, events_dir: str, run_id: str, buckets: 
     scan = scan_log(read_events(spark, events_dir), buckets, context)
     variants = variant_scan(scan, plans, buckets)
     timelines = build_timelines(variants, plans[0].config.profile if plans else None)
-    staging = f"{checkpoint}/tables"
+    staging = CheckpointLayout(checkpoint).tables
     write_timelines(spark, timelines, staging, run_id)
     stream = shared_stream if share and plans else separate_stream
     rows, replay_fn = stream(spark, events_dir, max_file_age, scan, plans, timelines,
                              variants, buckets, context, run_id, checkpoint)
     ledger = RunLedger(spark, checkpoint, run_id).load()
     sink = BatchSink(staging, run_id, buckets, ledger, log)
-    start_replay_query(rows, replay_fn, sink, f"{checkpoint}/query",
+    start_replay_query(rows, replay_fn, sink, CheckpointLayout(checkpoint).query,
                        f"whatif-{run_id}").awaitTermination()
-    ensure_run_partitions(spark, staging, run_id)
+    ensure_run_partitions(staging, run_id)
     counts = ledger.totals()
     # Each variant is a whole log replayed afresh: its period is the whole log.
-    rollups = offline_rollup(spark, staging, run_id, {},
+    rollups = offline_rollup(staging, run_id, {},
                              {c: v.last_ts for c, v in counts.items()})
-    write_incidents(spark, staging, run_id, (), {c: r.period_end_us for c, r in rollups.items()},
+    write_incidents(staging, run_id, (), {c: r.period_end_us for c, r in rollups.items()},
                     per_cluster=True)
     summary = summary_batches(counts, rollups, len(ledger.records), run_id, buckets,
                               started_at, datetime.now(UTC), {})
-    write_arrow(spark, summary, staging, "run_summary", run_id)
+    write_arrow(summary, staging, "run_summary", run_id)
     return staging, counts

@@ -89,6 +89,20 @@ def test_out_or_checkpoint_inside_events_is_refused(tmp_path: Path, capsys: Any)
     assert tree(events) == {"part-0.parquet"}
 
 
+def test_an_out_pyarrow_cannot_open_is_refused_before_spark_starts(
+        tmp_path: Path, capsys: Any) -> None:
+    """The jobs write every file of theirs with pyarrow: an --out (or --checkpoint) of a
+    scheme no pyarrow file system opens is one line and exit 2, before a JVM starts."""
+    events = tmp_path / "events"
+    write_log(events, LOG)
+    for flags in (["--out", "nosuch://bucket/out"],
+                  ["--out", str(tmp_path / "out"), "--checkpoint", "nosuch://bucket/ck"]):
+        assert main(["--events", str(events), *flags, "--run-id", "r1"]) == 2
+        [line] = [x for x in capsys.readouterr().err.splitlines() if "ERROR" in x]
+        assert "no pyarrow file system opens nosuch:// paths" in line
+    assert not (tmp_path / "out").exists()
+
+
 def test_out_that_is_a_file_fails_before_the_replay(tmp_path: Path, capsys: Any) -> None:
     events, out = tmp_path / "events", tmp_path / "out"
     write_log(events, LOG)

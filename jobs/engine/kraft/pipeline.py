@@ -17,7 +17,6 @@ from typing import Any
 
 import pyarrow as pa
 from pyspark.sql import SparkSession
-from pyspark.sql import functions as F
 
 from jobs.common.exitcodes import BadInput
 from jobs.engine.changes_table import change_batches
@@ -31,15 +30,14 @@ from jobs.engine.kraft.metadata_source import (
 )
 from jobs.engine.run_summary import print_rollup, summary_batches
 from jobs.store.kraft_checkpoint import Checkpoint, ClusterState, KraftState
-from jobs.store.tables import ensure_run_partitions, write_arrow, write_table
-from schemas.arrow import arrow_schema
-from schemas.tables import KRAFT_TABLES
+from jobs.store.tables import ensure_run_partitions, file_schema, write_arrow, write_partition
 from statemachine.kraft.profiles import KraftProfile, kraft_profile_for
 
 FOLD_TABLES = ("partition_states", "partition_windows", "findings", "broker_timeline",
                "controller_timeline")
 
 log = logging.getLogger(__name__)
+
 
 def profile_of(version: str) -> KraftProfile:
     """The KRaft profile of `--kafka-version`; ValueError (one line) before 3.3."""
@@ -96,8 +94,8 @@ def replay_kraft(spark: SparkSession, kraft: KraftInput, out: str, run_id: str,
     facts = {c: r.facts for c, r in runs.items()}
     summary = summary_batches(counts, rollups, 1, run_id, 1, started, datetime.now(UTC),
                               seconds, facts)
-    write_arrow(spark, summary, out, "run_summary", run_id)
-    ensure_run_partitions(spark, out, run_id)
+    write_arrow(summary, out, "run_summary", run_id)
+    ensure_run_partitions(out, run_id)
     print_kraft_summary(out, run_id, runs, {c: log.snapshot for c, log in clusters.items()})
     return runs
 
@@ -134,47 +132,24 @@ def write_tables(spark: SparkSession, runs: dict[str, ClusterRun], out: str,
             rows = getattr(r.outputs, table)
             r.counts.rows_written[table] = len(rows)
             batches.append(rows_to_record_batch(table, cluster, run_id, rows))
-        write_arrow(spark, batches, out, table, run_id)
+        write_arrow(batches, out, table, run_id)
     for r in runs.values():
         r.counts.rows_written["incidents"] = len(r.incidents)
         r.counts.rows_written["metadata_writes"] = len(r.writes)
-    write_arrow(spark, incident_batches({c: r.incidents for c, r in runs.items()
+    write_arrow(incident_batches({c: r.incidents for c, r in runs.items()
                                          if r.incidents}, run_id), out, "incidents", run_id)
-    write_arrow(spark, change_batches({c: r.changes for c, r in runs.items()}, run_id),
+    write_arrow(change_batches({c: r.changes for c, r in runs.items()}, run_id),
                 out, "changes", run_id)
-    write_metadata_writes(spark, runs, out, run_id)
+    write_metadata_writes(runs, out, run_id)
 
 
-def write_metadata_writes(spark: SparkSession, runs: dict[str, ClusterRun], out: str,
-                          run_id: str) -> int:
-    """`metadata_writes` (not in `schemas.tables.TABLES`: written here, not by
-    `write_arrow`)."""
-    schema = KRAFT_TABLES["metadata_writes"]
-    body = arrow_schema(schema).remove(1)  # run_id is the partition directory
+def write_metadata_writes(runs: dict[str, ClusterRun], out: str, run_id: str) -> int:
+    """`metadata_writes`, a KRaft run's own table (`schemas.tables.KRAFT_TABLES`)."""
+    body = file_schema("metadata_writes")
     batches = []
     for cluster, r in runs.items():
         rows = rows_batch(pa.schema(list(body)[1:]), r.writes)
         batches.append(rows.add_column(0, body[0], pa.repeat(cluster, len(r.writes))
                                        .cast(pa.string())))
-    table = pa.Table.from_batches(batches, schema=body) if batches else None
-    rows = 0 if table is None else table.num_rows
-    spark_schema = schema.__class__([f for f in schema.fields if f.name != "run_id"])
-    df = None
-    if table is not None and rows:
-        df = spark.createDataFrame(table.combine_chunks(), schema=spark_schema) \
-            .withColumn("run_id", F.lit(run_id))
-    write_kraft_table(spark, df, out, run_id, rows)
-    return rows
-
-
-def write_kraft_table(spark: SparkSession, df: Any, out: str, run_id: str, rows: int) -> None:
-    path = f"{out.rstrip('/')}/metadata_writes"
-    if df is None or rows == 0:
-        empty = KRAFT_TABLES["metadata_writes"]
-        body = empty.__class__([f for f in empty.fields if f.name != "run_id"])
-        spark.createDataFrame([], body).coalesce(1).write.mode("overwrite") \
-            .parquet(f"{path}/run_id={run_id}")
-        return
-    write_table(spark, df, out, "metadata_writes", run_id, rows, replace=True)
-
-
+    data = pa.Table.from_batches(batches, schema=body) if batches else None
+    return write_partition(out, "metadata_writes", run_id, data)

@@ -27,12 +27,12 @@ from jobs.engine.kraft.metadata_source import (
 )
 from jobs.engine.kraft.pipeline import profile_of
 from jobs.store.filesystem import run_id_problem, scratch_path
-from jobs.store.tables import path_exists, remove_scratch
+from jobs.store.tables import remove_scratch
 from jobs.whatif.args import parse_args
 from jobs.whatif.impact import impact_stage
 from jobs.whatif.kraft.plan import KraftVariant, kraft_facts, resolve
 from jobs.whatif.kraft.run import replay_kraft_variants
-from jobs.whatif.output import publish
+from jobs.whatif.output import baseline_problem, publish
 from jobs.whatif.plan import VariantPlan
 from jobs.whatif.scenario import load_scenario
 from statemachine.context import ReplayConfig
@@ -76,11 +76,9 @@ def kraft_main(argv: list[str] | None, kraft: KraftInput,
              f"started={datetime.now(UTC):%Y-%m-%dT%H:%M:%SZ}")
     if spark is None:
         spark = session_for_config(cfg, cfg_path, args.master)
-    problem = out_problem(spark, args.out, run_id)
+    problem = out_problem(args.out, run_id) or baseline_problem(spark, args.baseline)
     if problem is not None:
         return refuse(problem)
-    if args.baseline is not None and not path_exists(spark, f"{args.baseline}/partition_states"):
-        return refuse(f"--baseline {args.baseline} holds no replay output (no partition_states)")
     checkpoint = scratch_path(args.out, "whatif-checkpoint-")
     try:
         staging = replay_kraft_variants(

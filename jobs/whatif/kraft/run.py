@@ -21,6 +21,7 @@ from jobs.engine.kraft.fold import (
 from jobs.engine.kraft.metadata_source import ClusterLog
 from jobs.engine.kraft.pipeline import write_tables
 from jobs.engine.run_summary import summary_batches
+from jobs.store.layout import CheckpointLayout
 from jobs.store.tables import ensure_run_partitions, write_arrow
 from jobs.whatif.kraft.plan import KraftVariant
 from jobs.whatif.matching import EditCounts
@@ -81,11 +82,11 @@ def replay_kraft_variants(spark: SparkSession, clusters: dict[str, ClusterLog],
     started = datetime.now(UTC)
     runs = fold_variants(clusters, variants, profile, default_min_isr, noops, with_baseline)
     log(f"fold: {len(runs)} cluster variant(s) folded on the driver")
-    staging = f"{checkpoint}/tables"
+    staging = CheckpointLayout(checkpoint).tables
     write_tables(spark, runs, staging, run_id)
     summary = summary_batches({k: r.counts for k, r in runs.items()},
                               {k: r.rollup for k, r in runs.items()}, 1, run_id, 1, started,
                               datetime.now(UTC), {}, {k: r.facts for k, r in runs.items()})
-    write_arrow(spark, summary, staging, "run_summary", run_id)
-    ensure_run_partitions(spark, staging, run_id)
+    write_arrow(summary, staging, "run_summary", run_id)
+    ensure_run_partitions(staging, run_id)
     return staging

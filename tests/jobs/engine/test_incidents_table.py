@@ -13,10 +13,9 @@ import pyarrow.parquet as pq
 import pytest
 from pyspark.sql import functions as F
 
-import jobs.store.run_reads as driver_read
 from jobs.engine.incidents_table import read_elections, read_windows, run_incidents, write_incidents
 from jobs.replay.job import main
-from jobs.store.staging import WRITE_OPTIONS, file_schema
+from jobs.store.tables import WRITE_OPTIONS, file_schema
 from schemas import event_types as ET
 from statemachine.incidents import Election
 from tests.helpers.event_log import created, ev, failover, write_log
@@ -107,8 +106,7 @@ def _window(topic: str, kind: str, start: int, end: int | None, **kw: Any) -> di
             "cause_event": ET.BROKER_FAILURE, "cause_broker": 1, **kw}
 
 
-def test_pyarrow_and_spark_reads_agree_over_runs(spark: Any, tmp_path: Path,
-                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_reads_over_runs_roll_up_the_incidents_the_run_touched(tmp_path: Path) -> None:
     out = tmp_path / "out"
     # r0: written before `end_broker` and `incident_id` existed; a's window still open.
     old = pa.schema([f for f in file_schema("partition_windows")
@@ -125,11 +123,7 @@ def test_pyarrow_and_spark_reads_agree_over_runs(spark: Any, tmp_path: Path,
          "kind": "unclean_leader_election"},
         {"cluster": "east", "seq": 12, "topic": "a", "partition": 0, "kind": "election_failed"}])
     runs = ["r0", "r1"]
-    fast = (read_windows(spark, str(out), runs), read_elections(spark, str(out), runs))
-    with monkeypatch.context() as m:
-        m.setattr(driver_read, "arrow_filesystem", lambda *_: None)
-        slow = (read_windows(spark, str(out), runs), read_elections(spark, str(out), runs))
-    assert sorted(fast[0]) == sorted(slow[0]) and fast[1] == slow[1]
+    fast = (read_windows(str(out), runs), read_elections(str(out), runs))
     assert len(fast[0]) == 4 and fast[1] == [("east", Election(12, "a", 0))]
 
     found = run_incidents(*fast, "r1", {"east": 30 * S})["east"]
@@ -139,8 +133,7 @@ def test_pyarrow_and_spark_reads_agree_over_runs(spark: Any, tmp_path: Path,
         (10, 20, 10.0, 0.0, 1), (15, None, 0.0, 15.0, 0)]
 
 
-def test_incidents_read_one_cluster_at_a_time_are_the_same(
-        spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_incidents_read_one_cluster_at_a_time_are_the_same(spark: Any, tmp_path: Path) -> None:
     """`per_cluster` (the what-if's clusters are its variants): the reads keep one
     cluster's rows, and the incidents are those of one read of every cluster."""
     out = tmp_path / "out"
@@ -149,17 +142,13 @@ def test_incidents_read_one_cluster_at_a_time_are_the_same(
     _file(out, "findings", "r1", [
         {"cluster": "west", "seq": 12, "topic": "b", "partition": 0,
          "kind": "unclean_leader_election"}])
-    for arrow in (True, False):
-        with monkeypatch.context() as m:
-            if not arrow:
-                m.setattr(driver_read, "arrow_filesystem", lambda *_: None)
-            west = read_windows(spark, str(out), ["r1"], "west")
-            assert [(c, w.topic) for c, _, w in west] == [("west", "b")]
-            assert read_elections(spark, str(out), ["r1"], "east") == []
+    west = read_windows(str(out), ["r1"], "west")
+    assert [(c, w.topic) for c, _, w in west] == [("west", "b")]
+    assert read_elections(str(out), ["r1"], "east") == []
     ends = {"east": 30 * S, "west": 30 * S}
-    assert write_incidents(spark, str(out), "r1", (), ends, per_cluster=True) == 2
+    assert write_incidents(str(out), "r1", (), ends, per_cluster=True) == 2
     one_by_one = incidents(spark, out, "r1")
-    assert write_incidents(spark, str(out), "r1", (), ends) == 2
+    assert write_incidents(str(out), "r1", (), ends) == 2
     assert incidents(spark, out, "r1") == one_by_one
     assert {i["cluster"]: i["incident_id"] for i in one_by_one.values()} == {
         "east": 10, "west": 12}

@@ -1,5 +1,5 @@
-"""The run's offline roll-up (`jobs.engine.offline_rollup.offline_rollup`): the pyarrow read of the
-run's `partition_windows` files gives the same figures as the Spark job it replaces."""
+"""The run's offline roll-up (`jobs.engine.offline_rollup.offline_rollup`): the pyarrow read of
+the run's `partition_windows` files, clipped to the run's period, per topic and cause broker."""
 
 from __future__ import annotations
 
@@ -9,11 +9,9 @@ from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
-import pytest
 
-import jobs.engine.offline_rollup as rollup
 from jobs.engine.offline_rollup import Rollup, offline_rollup
-from jobs.store.staging import WRITE_OPTIONS, file_schema
+from jobs.store.tables import WRITE_OPTIONS, file_schema
 
 S = 1_000_000  # microseconds per second
 
@@ -37,17 +35,8 @@ def write_windows(out: Path, run_id: str, rows: list[dict[str, Any]], name: str)
     pq.write_table(table, partition / name, **WRITE_OPTIONS)
 
 
-def both(spark: Any, out: Path, run_id: str, starts: dict[str, int], ends: dict[str, int],
-         monkeypatch: pytest.MonkeyPatch) -> tuple[dict[str, Rollup], dict[str, Rollup]]:
-    fast = offline_rollup(spark, str(out), run_id, starts, ends)
-    with monkeypatch.context() as m:
-        m.setattr(rollup, "arrow_windows", lambda *_: None)
-        slow = offline_rollup(spark, str(out), run_id, starts, ends)
-    return fast, slow
 
-
-def test_pyarrow_and_spark_rollups_agree(spark: Any, tmp_path: Path,
-                                         monkeypatch: pytest.MonkeyPatch) -> None:
+def test_windows_are_clipped_to_the_period_per_topic_and_cause(tmp_path: Path) -> None:
     out = tmp_path / "out"
     write_windows(out, "r1", [
         window("east", "a", "offline", 100, 160, 2),  # inside the period: 60 s
@@ -61,8 +50,7 @@ def test_pyarrow_and_spark_rollups_agree(spark: Any, tmp_path: Path,
     write_windows(out, "r1", [window("east", "a", "offline", 100, 200, 4)], "_hidden.parquet")
     write_windows(out, "r0", [window("east", "a", "offline", 100, 200, 4)], "part-0.parquet")
     starts, ends = {"east": 100 * S}, {"east": 200 * S, "west": 30 * S, "gone": -1}
-    fast, slow = both(spark, out, "r1", starts, ends, monkeypatch)
-    assert fast == slow
+    fast = offline_rollup(str(out), "r1", starts, ends)
     assert fast["east"].by_topic == {"a": 90.0, "b": 50.0}
     assert fast["east"].by_cause_broker == {"2": 90.0, "3": 0.0, "none": 50.0}
     assert fast["east"].seconds == 140.0
@@ -70,23 +58,19 @@ def test_pyarrow_and_spark_rollups_agree(spark: Any, tmp_path: Path,
     assert set(fast) == {"east", "west"}
 
 
-def test_a_run_without_windows_rolls_up_to_zero(spark: Any, tmp_path: Path,
-                                                monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_run_without_windows_rolls_up_to_zero(tmp_path: Path) -> None:
     out = tmp_path / "out"
     write_windows(out, "r0", [window("east", "a", "offline", 1, 2, 1)], "part-0.parquet")
-    fast, slow = both(spark, out, "r1", {}, {"east": 5 * S}, monkeypatch)
-    assert fast == slow == {"east": Rollup(5 * S)}
+    assert offline_rollup(str(out), "r1", {}, {"east": 5 * S}) == {"east": Rollup(5 * S)}
 
 
 def test_the_period_is_kept_and_a_cluster_without_times_has_an_empty_one(
-    spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+        tmp_path: Path) -> None:
     """`run_summary` records each cluster's period for the audit's post-mortem: a cluster
     whose rows carried no time covers nothing, its open window included."""
     out = tmp_path / "out"
     write_windows(out, "r1", [window("east", "a", "offline", 50, None, 2)], "part-0.parquet")
-    fast, slow = both(spark, out, "r1", {"east": 100 * S, "west": 7 * S},
-                      {"east": -1, "west": 30 * S}, monkeypatch)
-    assert fast == slow
+    fast = offline_rollup(str(out), "r1", {"east": 100 * S, "west": 7 * S},
+                          {"east": -1, "west": 30 * S})
     assert fast["east"] == Rollup(100 * S, 0.0, {"a": 0.0}, {"2": 0.0}, period_start_us=100 * S)
     assert (fast["west"].period_start_us, fast["west"].period_end_us) == (7 * S, 30 * S)

@@ -12,7 +12,8 @@ from typing import Any
 
 import pytest
 
-from jobs.store.lease import LEASE_FILE, CheckpointLease, LeaseHeld
+from jobs.store.layout import LEASE as LEASE_FILE
+from jobs.store.lease import CheckpointLease, LeaseHeld
 
 
 def _holder(path: Path, **fields: Any) -> None:

@@ -9,8 +9,9 @@ import pyarrow.parquet as pq
 import pytest
 
 from jobs.engine.codec import file_batch
-from jobs.store.staging import STAGING, StagingArea, file_schema
-from jobs.store.tables import read_table
+from jobs.store.layout import STAGING
+from jobs.store.staging import StagingArea
+from jobs.store.tables import file_schema, read_table
 from schemas.tables import TABLES
 from statemachine.rows import FindingRow
 

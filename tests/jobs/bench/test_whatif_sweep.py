@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from jobs.whatif import bench
+from jobs.bench import whatif_sweep as bench
 
 pytestmark = pytest.mark.slow
 

@@ -1,7 +1,7 @@
 """`make bench-whatif`: a `fail_each_broker` sweep in one what-if run against one plain
 replay of the same log, side by side.
 
-    python -m jobs.whatif.bench --preset bench [--seed N] [--buckets N]
+    python -m jobs.bench.whatif_sweep --preset bench [--seed N] [--buckets N]
 
 1. the preset's cached log (`jobs.bench.core.cached_log`) and a scenario failing each
    broker at the log's midpoint (one variant per broker, plus the baseline);
@@ -30,14 +30,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from jobs.bench.core import CACHE, REPO_ROOT, cached_log
+from jobs.bench.core import BENCH_JSON, BENCH_MARKDOWN, CACHE, REPO_ROOT, bench_file, cached_log
 from jobs.bench.job import MemorySampler, run_spark, write_reports
 from jobs.common.cli import command_parser
 from jobs.common.command import run_job
 from jobs.whatif.facts import facts_from_arrow
 
 log = logging.getLogger(__name__)
-
 WORK = REPO_ROOT / "out" / "bench-whatif"
 STAGE_LINE = re.compile(r"^\[whatif\] (\w+): .* in ([\d.]+)s$")
 
@@ -111,12 +110,12 @@ def record(result: dict[str, Any], json_path: Path, markdown: Path) -> None:
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    ap = command_parser("python -m jobs.whatif.bench", __doc__)
+    ap = command_parser("python -m jobs.bench.whatif_sweep", __doc__)
     ap.add_argument("--preset", default="bench")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--buckets", type=int, help="replay groups (default: the job's config)")
-    ap.add_argument("--json", default=str(REPO_ROOT / "bench.json"))
-    ap.add_argument("--markdown", default=str(REPO_ROOT / "BENCHMARKS.md"))
+    ap.add_argument("--json", default=str(BENCH_JSON))
+    ap.add_argument("--markdown", default=str(BENCH_MARKDOWN))
     ap.add_argument("--work", default=str(WORK), help="where the tables go")
     ap.add_argument("--cache", default=str(CACHE), help="where simulated logs are cached")
     return ap.parse_args(argv)
@@ -129,7 +128,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def run_bench_whatif(argv: list[str], _spark: object) -> int:
     args = parse_args(argv)
     result = measure(args.preset, args.seed, args.buckets, Path(args.work), Path(args.cache))
-    record(result, Path(args.json), Path(args.markdown))
+    record(result, bench_file(args.json), bench_file(args.markdown))
     log.info(f"{result['variants']} variants ({args.preset}): the sweep "
           f"{result['sweep_seconds']} s, one replay {result['replay_seconds']} s -> "
           f"{result['sweep_over_replay']:.2f}x; sweep stages {result['sweep']['stages_s']}")

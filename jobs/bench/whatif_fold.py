@@ -1,6 +1,6 @@
 """The fold work of a what-if sweep against one replay's, in CPU seconds, without Spark.
 
-    python -m jobs.whatif.bench_fold --preset bench [--seed N] [--buckets N] [--events DIR]
+    python -m jobs.bench.whatif_fold --preset bench [--seed N] [--buckets N] [--events DIR]
 
 The preset's cached log (`jobs.bench.core.cached_log`), the `fail_each_broker` sweep of
 `make bench-whatif` (each broker failed at the log's midpoint), then, in this one process:
@@ -69,7 +69,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def run_bench_fold(argv: list[str], _spark: object) -> int:
-    p = command_parser("jobs.whatif.bench_fold", __doc__)
+    p = command_parser("jobs.bench.whatif_fold", __doc__)
     p.add_argument("--preset", default="bench")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--buckets", type=int, default=8)
