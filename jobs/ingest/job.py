@@ -15,6 +15,8 @@ Writes Parquet tables under --out (schemas in `schemas.ingest`):
                              unparsed per file, and a total row (file = "*"); the Kafka
                              release lines the line formats fit (`kafka_version`)
     unparsed/                controller-looking lines no template knows: file, line, text
+    events/_kafka_release.json  the release lines detected, per file and in total: the
+                             replay's default `--kafka-version` (`jobs.ingest.release`)
 
 KRaft metadata logs among the inputs (log segments of `__cluster_metadata-0/`, `*.checkpoint`
 snapshots, `kafka-dump-log --cluster-metadata-decoder` text; told apart by content) are
@@ -46,6 +48,7 @@ from pyspark.sql import types as T
 from pyspark.sql.window import Window
 
 from jobs.common.cli import command_parser
+from jobs.common.tables import write_text
 from jobs.ingest.kraft import job as kraft_job
 from jobs.ingest.logparse import blocks
 from jobs.ingest.logparse.assemble import (
@@ -60,6 +63,7 @@ from jobs.ingest.logparse.facts import EVENT_KINDS, OBSERVED_EVENT_KINDS, Fact, 
 from jobs.ingest.logparse.pipeline import DEFAULT_INCLUDE, wanted
 from jobs.ingest.logparse.seeding import LEADERSHIP_KINDS, SNAPSHOT_KIND
 from jobs.ingest.logparse.version import MARKERS, detect
+from jobs.ingest.release import RELEASE_FILE, record_text
 from schemas.arrow import arrow_schema
 from schemas.event_types import DEFAULT_CLUSTER
 from schemas.events import EVENT_SCHEMA
@@ -517,6 +521,9 @@ def load(spark: SparkSession, tables: Tables, cluster: str, out: str) -> Summary
     rows = summary_rows(tables, cluster)
     spark.createDataFrame(rows, INGEST_SUMMARY_SCHEMA).coalesce(1).write.mode(
         "overwrite").parquet(f"{out}/ingest_summary")
+    # The release the replay takes by default (`jobs.ingest.release`), beside the events.
+    write_text(spark, f"{out}/events/{RELEASE_FILE}", record_text(
+        rows[-1].kafka_version, {r.file: r.kafka_version for r in rows[:-1]}))
     return rows[-1]
 
 

@@ -48,6 +48,7 @@ from jobs.common.tables import (
     write_arrow,
     write_text,
 )
+from jobs.ingest.release import choose_release, read_record
 from jobs.replay import faults
 from jobs.replay.changes import write_changes
 from jobs.replay.codec import rows_to_record_batch
@@ -93,7 +94,7 @@ from schemas.state import WAKE_SCHEMA
 from schemas.tables import TIMELINE_TABLES
 from statemachine.cluster import ClusterTimeline
 from statemachine.context import ReplayConfig
-from statemachine.profiles import DEFAULT_KAFKA_VERSION
+from statemachine.profiles import DEFAULT_KAFKA_VERSION, profile_for
 
 
 def log(message: str) -> None:
@@ -131,6 +132,7 @@ class Settings:
     superseded: tuple[str, ...] = ()  # a rebuild: the runs of the generation it replaces
     verdict_json: str | None = None  # with --audit: jobs.audit.publish
     prometheus: str | None = None
+    release: str = ""  # which Kafka release line is replayed, and why (one line)
 
     def under_checkpoint(self, name: str) -> str:
         return f"{self.checkpoint.rstrip('/')}/{name}"
@@ -172,7 +174,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--prometheus", metavar="FILE.prom", help="with --audit: the same as a "
                    "node_exporter textfile (local)")
     p.add_argument("--kafka-version", help="Kafka release line replayed, X.Y from 0.8 to "
-                   "3.9 (overrides config's [kafka] kafka_version; default 3.7)")
+                   "3.9 (default: the one jobs.ingest detected and recorded in --events, "
+                   "else config's [kafka] kafka_version, else 3.7)")
     return p.parse_args(argv)
 
 
@@ -201,6 +204,8 @@ def read_settings(argv: list[str] | None) -> Settings:
     if not under_spark_submit() and cfg.get("spark_conf"):
         base = cfg_path.parent.parent if cfg_path else None  # conf/replay.toml -> the root
         spark_conf = find_file(str(cfg["spark_conf"]), base)
+    release = choose_release(args.kafka_version, read_record(args.events),
+                             str(cfg["kafka_version"]).strip(), "config [kafka] kafka_version")
     settings = Settings(
         events=args.events,
         out=args.out,
@@ -208,7 +213,7 @@ def read_settings(argv: list[str] | None) -> Settings:
         temporary_checkpoint=args.checkpoint is None,
         run_id=args.run_id or datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ"),
         buckets=int(args.buckets or cfg["buckets"]),
-        config=replay_config(cfg, args.kafka_version),
+        config=replay_config(cfg, release.version),
         max_file_age=str(cfg["max_file_age"]),
         config_file=cfg_path,
         spark_conf=spark_conf,
@@ -221,12 +226,15 @@ def read_settings(argv: list[str] | None) -> Settings:
         rebuild=bool(args.rebuild),
         verdict_json=args.verdict_json,
         prometheus=args.prometheus,
+        release=f"Kafka {release.version} (profile {profile_for(release.version).name}): "
+                f"{release.reason}",
     )
     log(f"events={settings.events} out={settings.out} "
         f"checkpoint={settings.checkpoint or '(temporary: full replay)'} "
         f"run_id={settings.run_id}")
     log(f"config={cfg_path or '(defaults)'} buckets={settings.buckets} {settings.config} "
         f"max_file_age={settings.max_file_age}")
+    log(f"release replayed: {settings.release}")
     return settings
 
 
@@ -448,7 +456,7 @@ def summary_stage(spark: SparkSession, s: Settings, timeline: TimelineStage,
     faults.reached("history_saved")
     write_text(spark, s.marker,
                json.dumps({"run_id": s.run_id, "batches": len(ledger.records)}) + "\n")
-    print_summary(s.out, s.run_id, counts, rollups, facts)
+    print_summary(s.out, s.run_id, counts, rollups, facts, s.release)
 
 
 # -- the job -------------------------------------------------------------------------------

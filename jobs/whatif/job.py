@@ -33,6 +33,7 @@ from jobs.common.config import DEFAULT_CONFIG, find_file, load_config
 from jobs.common.paths import run_id_problem, scratch_path
 from jobs.common.session import build_session, under_spark_submit
 from jobs.common.tables import path_exists, remove_scratch
+from jobs.ingest.release import choose_release, read_record
 from jobs.replay.failures import nested_problem, out_problem, read_failure
 from jobs.replay.job import replay_config
 from jobs.replay.plausibility import Plausibility, rules_from_config
@@ -88,7 +89,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                    "(slower; the same tables: a check of the shared replay)")
     p.add_argument("--kafka-version", help="Kafka release line replayed, X.Y from 0.8 to "
                    "3.9 (a KRaft log: 3.3 and later, 4.0 included) (overrides config's "
-                   "[kafka] kafka_version; default 3.7)")
+                   "[kafka] kafka_version; default: the release jobs.ingest detected, else 3.7)")
     return p.parse_args(argv)
 
 
@@ -99,10 +100,14 @@ def read_settings(argv: list[str] | None) -> Settings:
     if not under_spark_submit() and cfg.get("spark_conf"):
         spark_conf = find_file(str(cfg["spark_conf"]), cfg_path.parent.parent if cfg_path
                                else None)
+    # The release the ingest detected is the default, as for jobs.replay.
+    release = choose_release(args.kafka_version, read_record(args.events),
+                             str(cfg["kafka_version"]).strip(), "config [kafka] kafka_version")
+    log(f"release replayed: Kafka {release.version}: {release.reason}")
     return Settings(
         events=args.events, scenario_file=args.scenario, out=args.out,
         run_id=args.run_id or Path(args.scenario).stem,
-        buckets=int(args.buckets or cfg["buckets"]), config=replay_config(cfg, args.kafka_version),
+        buckets=int(args.buckets or cfg["buckets"]), config=replay_config(cfg, release.version),
         max_file_age=str(cfg["max_file_age"]), baseline=args.baseline,
         spark_conf=spark_conf, master=args.master,
         rules=rules_from_config(cfg, datetime.now(UTC)), share=not args.no_share,
