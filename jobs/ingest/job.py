@@ -35,6 +35,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
 from itertools import groupby
@@ -48,6 +49,7 @@ from pyspark.sql import types as T
 from pyspark.sql.window import Window
 
 from jobs.common.cli import command_parser
+from jobs.common.exitcodes import BAD_INPUT
 from jobs.common.tables import write_text
 from jobs.ingest.kraft import job as kraft_job
 from jobs.ingest.logparse import blocks
@@ -535,7 +537,13 @@ def run(spark: SparkSession, args: argparse.Namespace, log: Log = print) -> dict
     # check (and most readers) want the standard microsecond type.
     spark.conf.set("spark.sql.parquet.outputTimestampType", "TIMESTAMP_MICROS")
     files, skipped = list_logs(spark, args, log)
-    kraft, files = kraft_job.split_inputs(spark, files)
+    kraft, files, not_metadata = kraft_job.split_inputs(spark, files)
+    if not_metadata:
+        root = _display_root(sorted(p for p, _ in not_metadata))
+        named = [f"{p[len(root):] if p.startswith(root) else p} ({why})"
+                 for p, why in not_metadata[:5]]
+        log(f"ingest_kraft: skipped {len(not_metadata)} file(s) not of the metadata log: "
+            + "; ".join(named) + (" ..." if len(not_metadata) > 5 else ""))
     result: dict[str, Any] = {}
     if kraft:
         root = _display_root(sorted(f.path for f in kraft))
@@ -543,6 +551,7 @@ def run(spark: SparkSession, args: argparse.Namespace, log: Log = print) -> dict
                               else p, args.cluster or DEFAULT_CLUSTER, args.out.rstrip("/"), log)
         result = {f"kraft_{k}": v for k, v in total.items() if isinstance(v, int)}
         result["kraft_seconds"] = round(time.time() - t0, 1)
+        result["nothing_read"] = total["nothing_read"]
         if not files:
             return result
     return {**result, **run_logs(spark, args, files, skipped, log, t0)}
@@ -579,5 +588,12 @@ def main(argv: Sequence[str] | None = None, spark: SparkSession | None = None) -
         from jobs.common.session import build_session
 
         spark = build_session("kafka-controller-ingest", master=args.master)
-    run(spark, args)
+    unread = run(spark, args).get("nothing_read") or []
+    if unread:
+        # The tables say what each input held; a run that read nothing of an input it was
+        # given must not look like a success.
+        print(f"[ingest] ERROR: nothing could be read from {len(unread)} input(s): "
+              f"{'; '.join(unread[:5])}" + (" ..." if len(unread) > 5 else ""),
+              file=sys.stderr, flush=True)
+        return BAD_INPUT
     return 0
