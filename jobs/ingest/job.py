@@ -54,6 +54,8 @@ from jobs.common.tables import write_text
 from jobs.ingest.kraft import job as kraft_job
 from jobs.ingest.logparse import blocks
 from jobs.ingest.logparse.assemble import (
+    EPOCH_KINDS,
+    FAILOVER_KINDS,
     ISR_NOTIFICATION,
     NEW,
     NONEXISTENT,
@@ -196,11 +198,12 @@ def _assembled_row(event: EventRow) -> tuple[object, ...]:
     return tuple(blocks.EVENT if c == "rtype" else fields.get(c) for c in ASSEMBLED_COLUMNS)
 
 
-def _assemble_fn(assume_controller: int | None, assume_live: list[int]) -> ArrowFunction:
+def _assemble_fn(assume_controller: int | None, assume_live: list[int],
+                 assume_epoch: int | None = None) -> ArrowFunction:
     schema = arrow_schema(ASSEMBLED_SCHEMA)
 
     def assemble(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        a = blocks.Assembler(assume_controller, assume_live)
+        a = blocks.Assembler(assume_controller, assume_live, assume_epoch)
         for b in batches:
             for located, ts in _sorted_facts(b):
                 a.add(located, ts)
@@ -372,6 +375,24 @@ def notified_metadata(facts: DataFrame) -> DataFrame:
         .join(named, ["topic", "partition"], "leftsemi")
 
 
+def assumed_epoch(facts: DataFrame, controller: int | None) -> int | None:
+    """`logparse.assemble.assumed_epoch` over the DataFrame of facts: the first epoch the
+    assumed controller's own lines state, before any failover is logged."""
+    if controller is None:
+        return None
+    stated = (facts.filter(F.col("kind").isin(*sorted(EPOCH_KINDS))
+                           & (F.col("controller_id") == controller)
+                           & F.col("controller_epoch").isNotNull())
+              .orderBy(*_ORDER).select(*_ORDER, "controller_epoch").first())
+    if stated is None:
+        return None
+    failover = (facts.filter(F.col("kind").isin(*sorted(FAILOVER_KINDS)))
+                .orderBy(*_ORDER).select(*_ORDER).first())
+    if failover is not None and tuple(failover) < tuple(stated)[:len(_ORDER)]:
+        return None
+    return int(stated["controller_epoch"])
+
+
 def assemble_events(facts: DataFrame, assume_controller: int | None, assume_live: list[int]
                     ) -> DataFrame:
     """Only the event facts (and what a failover block's PartitionSnapshot rows are made
@@ -386,7 +407,9 @@ def assemble_events(facts: DataFrame, assume_controller: int | None, assume_live
         facts.filter(is_event).unionByName(snapshot_leadership(facts))
         .unionByName(notified_metadata(facts)).dropDuplicates([*_ORDER])
         .repartition(1).sortWithinPartitions(*_ORDER)
-        .mapInArrow(_assemble_fn(assume_controller, assume_live), ASSEMBLED_SCHEMA).persist()
+        .mapInArrow(_assemble_fn(assume_controller, assume_live,
+                                 assumed_epoch(facts, assume_controller)),
+                    ASSEMBLED_SCHEMA).persist()
     )
 
 

@@ -5,7 +5,7 @@ comparison (`jobs.compare.partitions.compare_all`), as `jobs.ingest`, `jobs.repl
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -13,14 +13,16 @@ from jobs.compare.partitions import ENTITY_COLUMNS, TransitionRow, compare_all
 from jobs.ingest.logparse import pipeline
 from jobs.ingest.logparse.version import VersionRange, detect, markers_in
 from schemas import event_types as ET
-from statemachine.cluster import build_timeline
+from statemachine.cluster import ClusterTimeline, build_timeline
 from statemachine.context import Outputs, ReplayConfig
+from statemachine.events import Event
 from statemachine.profiles import profile_for
 from statemachine.replay import replay
 
 
 class Excerpt(NamedTuple):
     ingested: pipeline.IngestResult
+    timeline: ClusterTimeline
     out: Outputs
     rows: list[dict[str, Any]]  # comparison rows
     transitions: list[TransitionRow]
@@ -33,10 +35,14 @@ def detected(path: Path) -> VersionRange | None:
                    for m in markers_in(line)})
 
 
-def run(paths: Path | Iterable[Path], kafka_version: str, **ingest: Any) -> Excerpt:
-    """Ingest, replay under `kafka_version`, compare."""
+def run(paths: Path | Iterable[Path], kafka_version: str,
+        edit: Callable[[Event], Event] | None = None, **ingest: Any) -> Excerpt:
+    """Ingest, replay under `kafka_version`, compare. `edit`: rewrites each event first
+    (what the replay would do without some of what the ingest read)."""
     r = pipeline.ingest([str(p) for p in ([paths] if isinstance(paths, Path) else paths)],
                         **ingest)
+    if edit is not None:
+        r.events = [edit(e) for e in r.events]
     profile = profile_for(kafka_version)
     timeline = build_timeline([e for e in r.events if e.event_type in ET.CLUSTER_EVENTS],
                               profile=profile)
@@ -50,8 +56,8 @@ def run(paths: Path | Iterable[Path], kafka_version: str, **ingest: Any) -> Exce
         [x._asdict() for x in out.partition_states], [x._asdict() for x in out.replica_states],
         [w._asdict() for w in out.partition_state_writes],
         [e._asdict() for e in r.events if e.event_type == ET.PARTITION_SNAPSHOT])
-    return Excerpt(r, out, [dict(zip(ENTITY_COLUMNS, x, strict=True)) for x in rows],
-                   transitions)
+    return Excerpt(r, timeline, out,
+                   [dict(zip(ENTITY_COLUMNS, x, strict=True)) for x in rows], transitions)
 
 
 def statuses(x: Excerpt) -> set[str]:
