@@ -23,6 +23,7 @@ EVENT_COLUMNS: tuple[str, ...] = (
     "zk_version",
     "controller_epoch",
     "partition_state",
+    "topics_to_be_deleted",
 )
 
 EVENT_SCHEMA = T.StructType(
@@ -46,6 +47,9 @@ EVENT_SCHEMA = T.StructType(
         T.StructField("zk_version", T.IntegerType(), True),
         T.StructField("controller_epoch", T.IntegerType(), True),
         T.StructField("partition_state", T.StringType(), True),
+        # ControllerFailover only: the topics queued for deletion the new controller read
+        # (`List of topics to be deleted`), null when the log does not say.
+        T.StructField("topics_to_be_deleted", T.ArrayType(T.StringType(), True), True),
     ]
 )
 

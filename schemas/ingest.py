@@ -131,6 +131,7 @@ ASSEMBLED_SCHEMA = T.StructType([
     _f("event_type", T.StringType()),
     _f("unclean_leader_election", T.BooleanType()),
     _f("partition_state", T.StringType()),  # of a PartitionSnapshot event
+    _f("topics_to_be_deleted", T.ArrayType(T.StringType())),  # of a ControllerFailover
     *FACT_FIELDS,
 ])
 

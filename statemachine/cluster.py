@@ -72,6 +72,12 @@ class ClusterStep:
     shutting_down_after: frozenset[int] = frozenset()
     epoch: int = 0  # controller epoch in force during and after the step
     controller: int = -1
+    # Failover: the topics queued for deletion the new controller read, when logged
+    # (`fetchTopicDeletionsInProgress`); None: not known, the replay keeps its own.
+    queued: frozenset[str] | None = None
+    # Failover: the controller epoch went back (ZooKeeper's data is not what the last
+    # controller left): the partitions known before belong to another history.
+    reset: bool = False
 
     def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
         return rebuilt(self)
@@ -136,17 +142,20 @@ class _Folding:
     controller: int
     steps: list[ClusterStep] = field(default_factory=list)
     findings: list[FindingRow] = field(default_factory=list)
+    # Whether `epoch` rests on an epoch the log stated (else it is counted from the start).
+    epoch_logged: bool = False
 
     def record(self, seq: int, ts: Any, kind: str, live: frozenset[int],
                shutting_down: frozenset[int], *, new: Ints = (), bounced: Ints = (),
-               dead: Ints = (), broker: int = -1, event_type: str = "") -> None:
+               dead: Ints = (), broker: int = -1, event_type: str = "",
+               queued: frozenset[str] | None = None, reset: bool = False) -> None:
         """Move the cluster to (`live`, `shutting_down`) by a step of `kind`."""
         self.steps.append(ClusterStep(
             seq, ts, kind, new=new, bounced=bounced, dead=dead, broker=broker,
             event_type=event_type,
             live_before=self.live, shutting_down_before=self.shutting_down,
             live_after=live, shutting_down_after=shutting_down,
-            epoch=self.epoch, controller=self.controller,
+            epoch=self.epoch, controller=self.controller, queued=queued, reset=reset,
         ))
         self.live, self.shutting_down = live, shutting_down
 
@@ -192,14 +201,32 @@ def _brokers_of(group: list[Event], event_type: str) -> list[int]:
 
 
 def _controller_failover(fold: _Folding, e: Event) -> None:
-    """A new controller (`KafkaController.onControllerFailover`): the epoch goes up by one
-    and the registered brokers are read from ZooKeeper. `shuttingDownBrokerIds` is
-    in-memory state of the old controller and is lost
-    (`initializeControllerContext` clears it)."""
-    fold.epoch += 1
+    """A new controller (`KafkaController.onControllerFailover`): the registered brokers,
+    and the topics queued for deletion when the log says, are read from ZooKeeper.
+    `shuttingDownBrokerIds` is in-memory state of the old controller and is lost
+    (`initializeControllerContext` clears it).
+
+    The epoch is the one the controller logged it was elected in, else the last one plus
+    one. ZooKeeper's `/controller_epoch` only ever goes up: the election increments it
+    with a conditional write (`KafkaZkClient.registerControllerAndIncrementControllerEpoch`),
+    and it starts at 1 only when the znode is missing. A logged epoch below the one in
+    force (logged, or counted on from a logged one) therefore means ZooKeeper's data is
+    not what the last controller left (wiped under the running cluster: the new
+    controller finds no topics): a new history starts, which the step carries (`reset`)."""
+    logged = e.controller_epoch
+    reset = logged is not None and fold.epoch_logged and logged < fold.epoch
+    if reset:
+        fold.findings.append(_finding(
+            e, "controller_epoch_reset",
+            f"controller {e.broker_id} elected in epoch {logged} after epoch {fold.epoch}: "
+            "ZooKeeper's data is not the last controller's (wiped?); the partitions known "
+            "before are closed and a new history starts"))
+    fold.epoch = logged if logged is not None else fold.epoch + 1
+    fold.epoch_logged = fold.epoch_logged or logged is not None
     fold.controller = e.broker_id if e.broker_id is not None else -1
+    queued = None if e.topics_to_be_deleted is None else frozenset(e.topics_to_be_deleted)
     fold.record(e.seq, e.ts, FAILOVER, frozenset(e.brokers or ()), frozenset(),
-                broker=fold.controller)
+                broker=fold.controller, queued=queued, reset=reset)
 
 
 def _broker_change(fold: _Folding, seq: int, group: list[Event], bounces: bool) -> None:

@@ -44,6 +44,31 @@ def enqueue(ctx: ControllerContext, topic: Topic) -> None:
     resume_deletions(ctx, topic)
 
 
+def found_at_failover(ctx: ControllerContext, topic: Topic, queued: frozenset[str]) -> None:
+    """`TopicDeletionManager.init` with the topics the new controller read from
+    `/admin/delete_topics` (`fetchTopicDeletionsInProgress`): what is queued is what it
+    found, not what the replay had queued (a deletion the old controller completed or
+    dropped, a marker written or removed while no controller ran). With
+    `delete.topic.enable=false` nothing is queued (the markers are removed). A topic the
+    replay had otherwise is a finding. `onControllerFailover` goes on as for any queued
+    topic: ineligibility, then `tryTopicDeletion`."""
+    found = topic.name in queued and ctx.config.delete_topic_enable and topic.exists
+    if found == topic.queued_for_deletion:
+        return
+    ctx.finding(topic.name, None, None, "deletion_queue_differs",
+                f"the new controller found {topic.name} "
+                + ("queued for deletion; the replay had not queued it"
+                   if found else "not queued for deletion; the replay had queued it")
+                + ": taken as found")
+    topic.queued_for_deletion = found
+    if found:
+        ctx.queued.add(topic.name)
+    else:
+        ctx.queued.discard(topic.name)
+        topic.deletion_started = topic.ineligible_for_deletion = False
+    windows.mark_topics(ctx, (topic,))  # its partitions' windows change kind
+
+
 def mark_ineligible(topic: Topic) -> None:
     if topic.queued_for_deletion:
         topic.ineligible_for_deletion = True

@@ -28,3 +28,7 @@ class Event(NamedTuple):
     zk_version: int | None = None
     controller_epoch: int | None = None
     partition_state: str | None = None
+    # ControllerFailover only: the topics queued for deletion the new controller read from
+    # ZooKeeper (`fetchTopicDeletionsInProgress`), null when the log does not say; and,
+    # for the same event, `controller_epoch` is the epoch it was elected in, when logged.
+    topics_to_be_deleted: tuple[str, ...] | None = None

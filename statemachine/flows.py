@@ -76,7 +76,12 @@ def apply_cluster_step(ctx: ControllerContext, step: ClusterStep) -> None:
     if step.kind == FAILOVER:
         ctx.set_liveness(step.live_after, step.shutting_down_after)
         for name in sorted(ctx.topics):
-            on_controller_failover(ctx, ctx.topics[name])
+            topic = ctx.topics[name]
+            if step.reset:
+                close_history(ctx, topic)
+            if step.queued is not None:
+                deletion.found_at_failover(ctx, topic, step.queued)
+            on_controller_failover(ctx, topic)
     elif step.kind == BROKER_CHANGE:
         _broker_change(ctx, step)
     elif step.kind == SHUTDOWN:
@@ -238,6 +243,37 @@ def on_controlled_shutdown(ctx: ControllerContext, topic: Topic, broker: int) ->
             batch.add_stop_replica((broker,), part, delete=False)
         batch.send()
         handle_replica_changes(ctx, topic, [(p, broker) for p in followed], R.OfflineReplica)
+
+
+# The reason of the transitions `close_history` records.
+HISTORY_CLOSED = "closed: a new history (the controller epoch went back)"
+
+
+def close_history(ctx: ControllerContext, topic: Topic) -> None:
+    """A failover whose controller epoch went back (`ClusterStep.reset`: ZooKeeper's data
+    is not the one the partitions were replayed on): the topic's partitions end as a
+    completed deletion leaves them (no assignment, no leadership, every replica and the
+    partition NonExistent), so that their windows close here and a later creation of the
+    same name starts afresh instead of being merged into them. The transitions are
+    recorded with `HISTORY_CLOSED`; the timeline's `controller_epoch_reset` finding says
+    why."""
+    for part in topic.sorted_parts():
+        for r in sorted(part.replica_states):
+            ctx.change(topic.name, part, r, "replica", REPLICA_NAMES[part.replica_states[r]],
+                       R.NonExistentReplica.name, APPLIED, HISTORY_CLOSED)
+        if part.partition_state != P.NonExistentPartition:
+            ctx.change(topic.name, part, None, "partition",
+                       PARTITION_NAMES[part.partition_state], P.NonExistentPartition.name,
+                       APPLIED, HISTORY_CLOSED)
+        part.replica_states = {}
+        part.partition_state = P.NonExistentPartition
+        ctx.set_assignment(topic, part, ())
+        part.clear_leadership()
+    topic.queued_for_deletion = topic.deletion_started = topic.ineligible_for_deletion = False
+    topic.deletion_started_count = 0
+    ctx.queued.discard(topic.name)
+    topic.unclean_leader_election_enable = None
+    windows.mark_topics(ctx, (topic,))
 
 
 def on_controller_failover(ctx: ControllerContext, topic: Topic) -> None:

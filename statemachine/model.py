@@ -53,6 +53,14 @@ class OpenWindow(NamedTuple):
     start_ts: Any
     cause_event: str | None
     cause_broker: int | None
+    # The seq of the event the window belongs to, when it is not `start_seq`: a KRaft
+    # window opens at the partition's own record of the broker operation's batch, and
+    # belongs to the operation's broker record (`statemachine.kraft.fold`).
+    event_seq: int | None = None
+
+    @property
+    def incident_seq(self) -> int:
+        return self.start_seq if self.event_seq is None else self.event_seq
 
 
 def window_mask(windows: dict[str, OpenWindow] | None) -> int:
@@ -241,7 +249,7 @@ def open_window_rows(topic: str, part: Part) -> list[tuple[Any, ...]]:
     if not windows:
         return []
     return [(topic, part.partition, kind, w.start_seq, w.start_ts, None, None, None,
-             w.cause_event, w.cause_broker, None, None, incident_of(kind, w.start_seq))
+             w.cause_event, w.cause_broker, None, None, incident_of(kind, w.incident_seq))
             for kind, w in sorted(windows.items())]
 
 

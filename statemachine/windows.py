@@ -159,30 +159,37 @@ def _seconds(start_ts: Any, end_ts: Any) -> float | None:
     return float(total()) if total is not None else float(delta) / 1e6
 
 
-def _change(ctx: WindowView, part: Part, mask: int, cause: Cause) -> None:
-    """Close the windows whose condition ended, open those whose condition began."""
+def _change(ctx: WindowView, part: Part, mask: int, cause: Cause, seq: int) -> None:
+    """Close the windows whose condition ended, open those whose condition began, at
+    `seq` (the event's, unless the partition's own record of it is elsewhere)."""
     old = part.window_mask
     windows = part.windows
     if windows is None:
         windows = part.windows = {}
-    seq, ts, rows = ctx.seq, ctx.ts, ctx.out.partition_windows
+    ts, rows = ctx.ts, ctx.out.partition_windows
+    event = None if seq == ctx.seq else ctx.seq
     for bit, kind in KINDS:
         if old & bit and not mask & bit:
             w = windows.pop(kind)
             rows.append(_new(PartitionWindowRow, (
                 part.topic, part.partition, kind, w[0], w[1], seq, ts, _seconds(w[1], ts),
-                w[2], w[3], cause[0], cause[1], incident_of(kind, w[0]))))
+                w[2], w[3], cause[0], cause[1],
+                incident_of(kind, w[0] if len(w) < 5 or w[4] is None else w[4]))))
         elif mask & bit and not old & bit:
-            windows[kind] = _new(OpenWindow, (seq, ts, *cause))
+            windows[kind] = _new(OpenWindow, (seq, ts, *cause, event))
     part.window_mask = mask
     if not windows:
         part.windows = None
 
 
-def settle(ctx: WindowView, cause: Cause | Callable[[Part], Cause]) -> None:
+def settle(ctx: WindowView, cause: Cause | Callable[[Part], Cause],
+           at: Callable[[Part], int] | None = None) -> None:
     """Evaluate the partitions touched since the last settle, open and close their windows
     (`cause`: of the current event, or per partition for a cluster step), and forget them.
-    Closed windows of one event come out sorted by (topic, partition, kind)."""
+    `at`: where a partition's windows open and close, when not at the event's seq (a KRaft
+    partition's own record in its broker operation's batch); they belong to the event
+    (`incident_id`) all the same. Closed windows of one event come out sorted by (topic,
+    partition, kind)."""
     touched = ctx.touched
     topics, available, min_isr = ctx.topics, ctx.live_or_shutting_down, ctx.min_isr
     default = ctx.default_min_isr
@@ -195,7 +202,8 @@ def settle(ctx: WindowView, cause: Cause | Callable[[Part], Cause]) -> None:
         mask = conditions(part, topic is not None and topic.queued_for_deletion, available,
                           min_isr.get(name, default) if min_isr else default)
         if mask != part.window_mask:
-            _change(ctx, part, mask, cause if isinstance(cause, tuple) else cause(part))
+            _change(ctx, part, mask, cause if isinstance(cause, tuple) else cause(part),
+                    ctx.seq if at is None else at(part))
         return
     changed: list[tuple[Part, int]] = []
     for part in touched:
@@ -210,7 +218,8 @@ def settle(ctx: WindowView, cause: Cause | Callable[[Part], Cause]) -> None:
     rows = ctx.out.partition_windows
     first = len(rows)
     for part, mask in changed:
-        _change(ctx, part, mask, cause if isinstance(cause, tuple) else cause(part))
+        _change(ctx, part, mask, cause if isinstance(cause, tuple) else cause(part),
+                ctx.seq if at is None else at(part))
     if len(rows) - first > 1:
         rows[first:] = sorted(rows[first:], key=_ROW_ORDER)
 

@@ -6,7 +6,11 @@ the same (machine, broker, from, to, outcome) at that seq, else at an earlier un
 a failed election Kafka logged matches the replay's identical failed attempt, and only an
 `applied` transition moves the state. A logged leader / ISR / leader epoch agrees if any
 LeaderAndIsr or UpdateMetadata state the replay produced for the partition at that seq has
-it (the value in force before it, if the replay sent none at that seq); the lines that log
+it (the value in force before it, if the replay sent none at that seq), or, when the
+replay changed the partition at that seq, if the whole logged state is the one in force
+when the event began: Kafka logs states in the middle of an event, before the event's own
+changes (a new controller's first UpdateMetadata carries every partition as ZooKeeper
+holds it, before the failover's ISR removals and elections); the lines that log
 a write of the partition state znode (`isr_shrink`: `state changed to (Leader:..,ISR:..)
 after removing replica`, `New leader and ISR for partition`) are held against the replay's
 `partition_state_writes` instead, since a topic queued for deletion gets that write and no
@@ -383,6 +387,16 @@ class PartitionComparison:
         before = [lead for lead in source if lead.seq < seq]
         return before[-1:] or [lead for lead in self.seeds if lead.seq <= seq][-1:]
 
+    def _before(self, seq: int, kind: str) -> ReplayedLeadership | None:
+        """The partition state in force when the event at `seq` began: the last one the
+        replay sent (wrote) before it, else the one a snapshot seeded."""
+        source = self.writes if kind in WRITE_KINDS and self.writes else self.leadership
+        before = [lead for lead in source if lead.seq < seq]
+        if before:
+            return before[-1]
+        seeded = [lead for lead in self.seeds if lead.seq < seq]
+        return seeded[-1] if seeded else None
+
     def _observe_leadership(self, o: Observation) -> None:
         logged: dict[str, Any] = {f: getattr(o, f) for f in FIELDS}
         if all(v is None for v in logged.values()):
@@ -393,15 +407,21 @@ class PartitionComparison:
         at = self._leadership_at(o.seq, o.kind)
         if not at and not self.touched_by(o.seq):
             return  # nothing replayed for this partition yet: cannot be compared
+        # A state logged in the middle of an event the replay changes the partition in
+        # is held against the replay at that point too: the state in force when the
+        # event began (a new controller's first UpdateMetadata carries every partition as
+        # ZooKeeper holds it, before the failover's own ISR removals and elections).
+        start = self._before(o.seq, o.kind) if any(
+            lead.seq == o.seq for lead in at) else None
+        # The whole logged state must be that one, not a field here and one there.
+        at_start = start is not None and all(
+            _same(f, logged[f], getattr(start, f)) for f in FIELDS if logged[f] is not None)
         for f in FIELDS:
             want = logged[f]
             if want is None:
                 continue
             values = [getattr(lead, f) for lead in at]
-            if f == "isr":
-                ok = any(g is not None and set(g) == set(want) for g in values)
-            else:
-                ok = want in values
+            ok = at_start or any(_same(f, want, g) for g in values)
             e.verdict(f, ok, o.seq, o.pos, render(want),
                       render(values[-1]) if values else None, o.source)
 
@@ -420,6 +440,13 @@ class PartitionComparison:
         """The partition's row first, then its replicas by broker id."""
         order = sorted(self.entities, key=lambda b: -1 if b is None else b)
         return [self.entities[b].row(self.cluster, self.topic, self.partition) for b in order]
+
+
+def _same(field: str, logged: Any, replayed: Any) -> bool:
+    """Whether a replayed value is the logged one (an ISR as a set)."""
+    if field == "isr":
+        return replayed is not None and set(replayed) == set(logged)
+    return bool(logged == replayed)
 
 
 def _leadership(rows: Iterable[Row], order: str) -> list[ReplayedLeadership]:

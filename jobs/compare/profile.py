@@ -1,14 +1,15 @@
 """Which release profile a comparison holds the replay to: `--kafka-version` when given,
 else the release lines the ingest detected from the log's formats (`ingest_summary`'s total
-`kafka_version`), else the default 3.7. A detected range that spans several profiles takes
+`kafka_version`), else the default 3.7; the rule `jobs.replay` follows too
+(`jobs.ingest.release.choose_release`). A detected range that spans several profiles takes
 the newest of them: the formats prove only that the log is at least that old. Pure."""
 
 from __future__ import annotations
 
 from typing import NamedTuple
 
-from jobs.ingest.logparse.version import parse_range
-from statemachine.profiles import DEFAULT_KAFKA_VERSION, parse_version, profile_for, supported_lines
+from jobs.ingest.release import Detected, choose_release
+from statemachine.profiles import DEFAULT_KAFKA_VERSION, profile_for
 
 
 class ProfileChoice(NamedTuple):
@@ -19,18 +20,9 @@ class ProfileChoice(NamedTuple):
 def choose_profile(flag: str | None, detected: str | None) -> ProfileChoice:
     """ValueError when `flag` is malformed or unsupported; a malformed `detected` is
     ignored (reported in the reason)."""
-    if flag is not None:
-        return ProfileChoice(profile_for(flag).name, f"--kafka-version {flag}")
-    if detected:
-        try:
-            found = parse_range(detected)
-        except ValueError:
-            return ProfileChoice(profile_for(DEFAULT_KAFKA_VERSION).name,
-                                 f"default (unreadable detected version {detected!r})")
-        low, high = parse_version(found.low), parse_version(found.high)
-        names = list(dict.fromkeys(profile_for(v).name for v in supported_lines()
-                                   if low <= parse_version(v) <= high))
-        spans = "" if len(names) == 1 else f", spanning profiles {', '.join(names)}"
-        return ProfileChoice(names[-1], f"detected from the log formats: {detected}{spans}")
-    return ProfileChoice(profile_for(DEFAULT_KAFKA_VERSION).name,
-                         "default (no release detected, no --kafka-version)")
+    choice = choose_release(flag, Detected(detected, {}) if detected else None,
+                            DEFAULT_KAFKA_VERSION, "default")
+    reason = choice.reason
+    if detected is None and flag is None:
+        reason = "default (no release detected, no --kafka-version)"
+    return ProfileChoice(profile_for(choice.version).name, reason)

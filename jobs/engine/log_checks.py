@@ -34,7 +34,7 @@ SCOPE = ("cluster", "seq", "event_type", "broker_id", "topic", "partition")
 # Everything but the scope and `source` (the same event exported twice names two sources).
 CONTENT = ("ts", "replicas", "isr", "leader_epoch", "brokers", "error",
            "unclean_leader_election", "leader", "zk_version", "controller_epoch",
-           "partition_state")
+           "partition_state", "topics_to_be_deleted")
 # `unclean`: the topic setting a TopicConfigChanged carries, for the run's digest
 # (`jobs.engine.requested`).
 NARROW = (*SCOPE, "ts_us", "fingerprint", "unclean")

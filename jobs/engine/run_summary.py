@@ -88,10 +88,12 @@ def continuity_lines(f: SeqFacts) -> list[str]:
 
 def print_summary(out_dir: str, run_id: str, counts: BatchCounts,
                   rollups: dict[str, Rollup],
-                  facts: Mapping[str, SeqFacts] | None = None) -> None:
-    """Partitions by state, offline partitions, findings by kind, the log's continuity,
-    where the tables are."""
+                  facts: Mapping[str, SeqFacts] | None = None, release: str = "") -> None:
+    """The release replayed, partitions by state, offline partitions, findings by kind,
+    the log's continuity, where the tables are."""
     print(f"\n== replay run {run_id} ==")
+    if release:
+        print(f"release replayed: {release}")
     if not counts:
         print("no events: rows read 0")
     for cluster in sorted(counts):

@@ -40,6 +40,7 @@ class Settings:
     superseded: tuple[str, ...] = ()  # a rebuild: the runs of the generation it replaces
     verdict_json: str | None = None  # with --audit: jobs.audit.publish
     prometheus: str | None = None
+    release: str = ""  # which Kafka release line is replayed, and why (one line)
 
     @property
     def layout(self) -> CheckpointLayout:

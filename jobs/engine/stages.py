@@ -251,7 +251,7 @@ def summary_stage(spark: SparkSession, s: Settings, timeline: TimelineStage,
     kill_points.reached("history_saved")
     write_text(s.marker,
                json.dumps({"run_id": s.run_id, "batches": len(ledger.records)}) + "\n")
-    print_summary(s.out, s.run_id, counts, rollups, facts)
+    print_summary(s.out, s.run_id, counts, rollups, facts, s.release)
 
 
 def seed_clusters(scan: LogScan, s: Settings) -> None:

@@ -84,8 +84,10 @@ class ScanContext:
 
 
 def event_of(values: Iterable[Any]) -> Event:
-    """An Event from a Spark row or a JSON list of its fields (lists become tuples)."""
-    return Event._make(tuple(v) if isinstance(v, list) else v for v in values)
+    """An Event from a Spark row or a JSON list of its fields (lists become tuples; a list
+    saved before the contract's last columns existed leaves them null)."""
+    given: list[Any] = [tuple(v) if isinstance(v, list) else v for v in values]
+    return Event._make(given + [None] * (len(Event._fields) - len(given)))
 
 
 def sort_events(events: Iterable[Event]) -> list[Event]:

@@ -15,6 +15,8 @@ Writes Parquet tables under --out (schemas in `schemas.ingest`):
                              unparsed per file, and a total row (file = "*"); the Kafka
                              release lines the line formats fit (`kafka_version`)
     unparsed/                controller-looking lines no template knows: file, line, text
+    events/_kafka_release.json  the release lines detected, per file and in total: the
+                             replay's default `--kafka-version` (`jobs.ingest.release`)
 
 KRaft metadata logs among the inputs (log segments of `__cluster_metadata-0/`, `*.checkpoint`
 snapshots, `kafka-dump-log --cluster-metadata-decoder` text; told apart by content) are
@@ -48,9 +50,12 @@ from pyspark.sql.window import Window
 
 from jobs.common.cli import command_parser
 from jobs.common.command import run_job
+from jobs.common.exitcodes import BadInput
 from jobs.ingest.kraft import job as kraft_job
 from jobs.ingest.logparse import blocks
 from jobs.ingest.logparse.assemble import (
+    EPOCH_KINDS,
+    FAILOVER_KINDS,
     ISR_NOTIFICATION,
     NEW,
     NONEXISTENT,
@@ -62,6 +67,8 @@ from jobs.ingest.logparse.facts import EVENT_KINDS, OBSERVED_EVENT_KINDS, Fact, 
 from jobs.ingest.logparse.pipeline import DEFAULT_INCLUDE, wanted
 from jobs.ingest.logparse.seeding import LEADERSHIP_KINDS, SNAPSHOT_KIND
 from jobs.ingest.logparse.version import MARKERS, detect
+from jobs.ingest.release import RELEASE_FILE, record_text
+from jobs.store.filesystem import write_text
 from schemas.arrow import arrow_schema
 from schemas.event_types import DEFAULT_CLUSTER
 from schemas.events import EVENT_SCHEMA
@@ -194,11 +201,12 @@ def _assembled_row(event: EventRow) -> tuple[object, ...]:
     return tuple(blocks.EVENT if c == "rtype" else fields.get(c) for c in ASSEMBLED_COLUMNS)
 
 
-def _assemble_fn(assume_controller: int | None, assume_live: list[int]) -> ArrowFunction:
+def _assemble_fn(assume_controller: int | None, assume_live: list[int],
+                 assume_epoch: int | None = None) -> ArrowFunction:
     schema = arrow_schema(ASSEMBLED_SCHEMA)
 
     def assemble(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        a = blocks.Assembler(assume_controller, assume_live)
+        a = blocks.Assembler(assume_controller, assume_live, assume_epoch)
         for b in batches:
             for located, ts in _sorted_facts(b):
                 a.add(located, ts)
@@ -370,6 +378,24 @@ def notified_metadata(facts: DataFrame) -> DataFrame:
         .join(named, ["topic", "partition"], "leftsemi")
 
 
+def assumed_epoch(facts: DataFrame, controller: int | None) -> int | None:
+    """`logparse.assemble.assumed_epoch` over the DataFrame of facts: the first epoch the
+    assumed controller's own lines state, before any failover is logged."""
+    if controller is None:
+        return None
+    stated = (facts.filter(F.col("kind").isin(*sorted(EPOCH_KINDS))
+                           & (F.col("controller_id") == controller)
+                           & F.col("controller_epoch").isNotNull())
+              .orderBy(*_ORDER).select(*_ORDER, "controller_epoch").first())
+    if stated is None:
+        return None
+    failover = (facts.filter(F.col("kind").isin(*sorted(FAILOVER_KINDS)))
+                .orderBy(*_ORDER).select(*_ORDER).first())
+    if failover is not None and tuple(failover) < tuple(stated)[:len(_ORDER)]:
+        return None
+    return int(stated["controller_epoch"])
+
+
 def assemble_events(facts: DataFrame, assume_controller: int | None, assume_live: list[int]
                     ) -> DataFrame:
     """Only the event facts (and what a failover block's PartitionSnapshot rows are made
@@ -384,7 +410,9 @@ def assemble_events(facts: DataFrame, assume_controller: int | None, assume_live
         facts.filter(is_event).unionByName(snapshot_leadership(facts))
         .unionByName(notified_metadata(facts)).dropDuplicates([*_ORDER])
         .repartition(1).sortWithinPartitions(*_ORDER)
-        .mapInArrow(_assemble_fn(assume_controller, assume_live), ASSEMBLED_SCHEMA).persist()
+        .mapInArrow(_assemble_fn(assume_controller, assume_live,
+                                 assumed_epoch(facts, assume_controller)),
+                    ASSEMBLED_SCHEMA).persist()
     )
 
 
@@ -521,6 +549,9 @@ def load(spark: SparkSession, tables: Tables, cluster: str, out: str) -> Summary
     rows = summary_rows(tables, cluster)
     spark.createDataFrame(rows, INGEST_SUMMARY_SCHEMA).coalesce(1).write.mode(
         "overwrite").parquet(f"{out}/ingest_summary")
+    # The release the replay takes by default (`jobs.ingest.release`), beside the events.
+    write_text(f"{out}/events/{RELEASE_FILE}", record_text(
+        rows[-1].kafka_version, {r.file: r.kafka_version for r in rows[:-1]}))
     return rows[-1]
 
 
@@ -532,7 +563,13 @@ def run(spark: SparkSession, args: argparse.Namespace, log: Log = logger.info) -
     # check (and most readers) want the standard microsecond type.
     spark.conf.set("spark.sql.parquet.outputTimestampType", "TIMESTAMP_MICROS")
     files, skipped = list_logs(spark, args, log)
-    kraft, files = kraft_job.split_inputs(spark, files)
+    kraft, files, not_metadata = kraft_job.split_inputs(spark, files)
+    if not_metadata:
+        root = _display_root(sorted(p for p, _ in not_metadata))
+        named = [f"{p[len(root):] if p.startswith(root) else p} ({why})"
+                 for p, why in not_metadata[:5]]
+        log(f"ingest_kraft: skipped {len(not_metadata)} file(s) not of the metadata log: "
+            + "; ".join(named) + (" ..." if len(not_metadata) > 5 else ""))
     result: dict[str, Any] = {}
     if kraft:
         root = _display_root(sorted(f.path for f in kraft))
@@ -540,6 +577,7 @@ def run(spark: SparkSession, args: argparse.Namespace, log: Log = logger.info) -
                               else p, args.cluster or DEFAULT_CLUSTER, args.out.rstrip("/"), log)
         result = {f"kraft_{k}": v for k, v in total.items() if isinstance(v, int)}
         result["kraft_seconds"] = round(time.time() - t0, 1)
+        result["nothing_read"] = total["nothing_read"]
         if not files:
             return result
     return {**result, **run_logs(spark, args, files, skipped, log, t0)}
@@ -580,5 +618,10 @@ def ingest(argv: list[str], spark: SparkSession | None) -> int:
         from jobs.common.session import build_session
 
         spark = build_session("kafka-controller-ingest", master=args.master)
-    run(spark, args)
+    unread = run(spark, args).get("nothing_read") or []
+    if unread:
+        # The tables say what each input held; a run that read nothing of an input it was
+        # given must not look like a success.
+        raise BadInput(f"nothing could be read from {len(unread)} input(s): "
+                       f"{'; '.join(unread[:5])}" + (" ..." if len(unread) > 5 else ""))
     return 0

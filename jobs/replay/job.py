@@ -39,10 +39,12 @@ from jobs.engine.plausibility import rules_from_config
 from jobs.engine.replay_run import run_with_session
 from jobs.engine.settings import Settings, StageClock, replay_config
 from jobs.engine.sizing import log_rows, small_log_settings
+from jobs.ingest.release import choose_release, read_record
 from jobs.replay.args import parse_args
 from jobs.replay.kraft import kraft_events, kraft_main
 from jobs.store.filesystem import run_id_problem, scratch_path, unsupported_path_problem
 from jobs.store.tables import remove_scratch
+from statemachine.profiles import profile_for
 
 log = logging.getLogger(__name__)
 
@@ -57,6 +59,8 @@ def read_settings(argv: list[str] | None) -> Settings:
 
 def settings_of(args: argparse.Namespace) -> Settings:
     cfg, cfg_path = load_config(args.config)
+    release = choose_release(args.kafka_version, read_record(args.events),
+                             str(cfg["kafka_version"]).strip(), "config [kafka] kafka_version")
     settings = Settings(
         events=args.events,
         out=args.out,
@@ -64,7 +68,7 @@ def settings_of(args: argparse.Namespace) -> Settings:
         temporary_checkpoint=args.checkpoint is None,
         run_id=args.run_id or datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ"),
         buckets=int(args.buckets or cfg["buckets"]),
-        config=replay_config(cfg, args.kafka_version),
+        config=replay_config(cfg, release.version),
         max_file_age=str(cfg["max_file_age"]),
         config_file=cfg_path,
         spark_conf=configured_properties(cfg, cfg_path),
@@ -77,12 +81,15 @@ def settings_of(args: argparse.Namespace) -> Settings:
         rebuild=bool(args.rebuild),
         verdict_json=args.verdict_json,
         prometheus=args.prometheus,
+        release=f"Kafka {release.version} (profile {profile_for(release.version).name}): "
+                f"{release.reason}",
     )
     log.info(f"events={settings.events} out={settings.out} "
              f"checkpoint={settings.checkpoint or '(temporary: full replay)'} "
              f"run_id={settings.run_id}")
     log.info(f"config={cfg_path or '(defaults)'} buckets={settings.buckets} {settings.config} "
              f"max_file_age={settings.max_file_age}")
+    log.info(f"release replayed: {settings.release}")
     return settings
 
 

@@ -35,6 +35,7 @@ from jobs.engine.event_log import NeedsSpark, check_event_files
 from jobs.engine.failures import nested_problem, out_problem
 from jobs.engine.plausibility import Plausibility, rules_from_config
 from jobs.engine.settings import replay_config
+from jobs.ingest.release import choose_release, read_record
 from jobs.store.filesystem import run_id_problem, scratch_path
 from jobs.store.tables import remove_scratch
 from jobs.whatif.args import parse_args
@@ -69,10 +70,15 @@ class Settings:
 def read_settings(argv: list[str] | None) -> Settings:
     args = parse_args(argv)
     cfg, cfg_path = load_config(args.config)
+    # The release the ingest detected is the default, as for jobs.replay.
+    release = choose_release(args.kafka_version, read_record(args.events),
+                             str(cfg["kafka_version"]).strip(), "config [kafka] kafka_version")
+    log.info(f"release replayed: Kafka {release.version}: {release.reason}")
     return Settings(
         events=args.events, scenario_file=args.scenario, out=args.out,
         run_id=args.run_id or Path(args.scenario).stem,
-        buckets=int(args.buckets or cfg["buckets"]), config=replay_config(cfg, args.kafka_version),
+        buckets=int(args.buckets or cfg["buckets"]),
+        config=replay_config(cfg, release.version),
         max_file_age=str(cfg["max_file_age"]), baseline=args.baseline,
         spark_conf=configured_properties(cfg, cfg_path), master=args.master,
         rules=rules_from_config(cfg, datetime.now(UTC)), share=not args.no_share,

@@ -38,7 +38,7 @@ A record the chosen release profile's controller never writes
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from itertools import count, groupby
 from typing import Any
@@ -158,8 +158,12 @@ class KraftFold:
         ops = [(i, op, r.broker_id) for i, r in enumerate(kept)
                if (op := broker_op(r)) is not None]
         pending: dict[int, list[Part]] = {}
+        own: dict[int, int] = {}  # id of a partition -> offset of its own record here
         for i, r in enumerate(kept):
             change = self.image.apply(r)
+            if change.rejected is None and r.offset is not None:
+                for changed in change.parts:
+                    own[id(changed[0])] = r.offset
             if change.rejected is not None:
                 self._finding(r, REJECTED, f"{r.record_type} at offset {r.offset}: "
                                            f"{change.rejected}")
@@ -182,7 +186,7 @@ class KraftFold:
                 self.touched.clear()
                 continue
             self.touched.extend(pending.pop(i, ()))
-            self._settle(kept[anchor])
+            self._settle(kept[anchor], own)
 
     def _keep(self, r: MetadataRecord) -> bool:
         """Moves the quorum; whether the record is folded into the image."""
@@ -241,11 +245,16 @@ class KraftFold:
             mark_topics(self, self.topics.values())
         return unclean
 
-    def _settle(self, at: MetadataRecord) -> None:
-        """Open and close the windows of the touched partitions at the record `at`."""
+    def _settle(self, at: MetadataRecord, own: dict[int, int] | None = None) -> None:
+        """Open and close the windows of the touched partitions for the record `at` (the
+        event): each at its own record of the batch (`own`, by partition id), the event's
+        when it got none. A reader holding a window against the log finds the partition's
+        `PartitionChangeRecord` at the window's edge; only a partition the operation left
+        without a record of its own (a fenced leader the controller did not move) has its
+        window at the broker record."""
         self.seq, self.ts = _seq(at, self.seq), at.ts
         if self.touched:
-            settle(self, _cause(at))
+            settle(self, _cause(at), None if not own else _own_record(own, self.seq))
 
     def _finding(self, r: MetadataRecord, kind: str, detail: str,
                  part: KraftPart | None = None) -> None:
@@ -322,6 +331,13 @@ def _anchor(i: int, change: Change, ops: list[tuple[int, str, int | None]]) -> i
                       or (op == _ADD_BEFORE and b in elected)):
             return j
     return i
+
+
+def _own_record(own: dict[int, int], event: int) -> Callable[[Part], int]:
+    """Where a partition's windows open and close: its own record, else the event."""
+    def at(part: Part) -> int:
+        return own.get(id(part), event)
+    return at
 
 
 def _cause(r: MetadataRecord) -> Cause:

@@ -56,7 +56,7 @@ def test_an_arrow_back_up_a_layer_breaks_lint(tmp_path: Path) -> None:
     add_import(root / "statemachine" / "election.py", "import pyspark  # noqa")
     done = lint(root)
     assert done.returncode != 0
-    assert "engine, store, readers, \ncommon BROKEN" in done.stdout \
+    assert "engine, readers, store, \ncommon BROKEN" in done.stdout \
         or "common BROKEN" in done.stdout
     assert "no pyspark, no pandas, no pyarrow BROKEN" in done.stdout
     assert "jobs.store.tables -> jobs.engine.keying" in done.stdout

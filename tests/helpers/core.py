@@ -213,8 +213,13 @@ class Log:
         return self.seq
 
     # cluster scope
-    def failover(self, controller: int, brokers: Iterable[int]) -> int:
-        return self._add(ET.CONTROLLER_FAILOVER, broker_id=controller, brokers=brokers)
+    def failover(self, controller: int, brokers: Iterable[int], epoch: int | None = None,
+                 deletions: Iterable[str] | None = None) -> int:
+        """`epoch`: the one the log states; `deletions`: the topics queued for deletion
+        the new controller read (None: not logged)."""
+        return self._add(ET.CONTROLLER_FAILOVER, broker_id=controller, brokers=brokers,
+                         controller_epoch=epoch,
+                         topics_to_be_deleted=None if deletions is None else tuple(deletions))
 
     def startup(self, *brokers: int) -> int:
         seq = self._add(ET.BROKER_STARTUP, broker_id=brokers[0])

@@ -356,12 +356,14 @@ def test_open_windows_are_saved_with_the_part() -> None:
     state, _ = replay_log([e for e in log.events if e.seq <= cut])
     frozen = [frozen_topic(saved) for _, saved in state.topics]
     parts = {(t[0], p[0]): p for t in frozen for p in t[5]}
+    # (start seq, start time, cause event, cause broker, event seq: None when the
+    # window opened at its event's seq, as every ZooKeeper-mode window does)
     assert parts[("t", 0)][15] == (
-        ("offline", (5, 5 * SECOND, ET.BROKER_FAILURE, 1)),
-        ("under_min_isr", (5, 5 * SECOND, ET.BROKER_FAILURE, 1)),
+        ("offline", (5, 5 * SECOND, ET.BROKER_FAILURE, 1, None)),
+        ("under_min_isr", (5, 5 * SECOND, ET.BROKER_FAILURE, 1, None)),
     )
     assert parts[("t", 1)][15] == (("reassigning", (cut, cut * SECOND,
-                                                    ET.REASSIGNMENT_REQUESTED, None)),)
+                                                    ET.REASSIGNMENT_REQUESTED, None, None)),)
     # A healthy partition saves no windows.
     log2 = Log()
     log2.failover(0, [1])

@@ -13,7 +13,8 @@ offset plus the record's place in it, the time the batch's). A control batch's r
 (the leader itself is not printed), and nothing at all with `--skip-record-metadata` (an empty
 line: `ControlRecord`). A record the decoder failed on prints `Error at N, skipping. ..`.
 `Dumping FILE`, `Starting offset:` (3.0-3.2) / `Log starting offset:`, `Snapshot end
-offset:` and `KRaft bootstrap snapshot` lines frame the files.
+offset:` and `KRaft bootstrap snapshot` lines frame the files. Record lines pasted without
+their batch lines are records too (`_without_batch`).
 """
 
 from __future__ import annotations
@@ -39,6 +40,9 @@ _CONTROL_TYPES = {"LEADER_CHANGE": "LeaderChangeMessage",
                   "SNAPSHOT_FOOTER": "SnapshotFooterRecord",
                   "KRAFT_VERSION": "KRaftVersionRecord", "KRAFT_VOTERS": "VotersRecord"}
 CONTROL_RECORD = "ControlRecord"  # a control record printed without its kind
+# What a control record's line prints where a metadata record's prints its payload.
+_CONTROL_MARK = re.compile(r"\b((endTxnMarker|controlType): |(SnapshotHeader|SnapshotFooter|"
+                           r"KRaftVersion|KRaftVoters) \{)")
 # `type` as printed (MetadataRecordType's name) -> (schema name, api key).
 TYPES = {constant(m.name): (m.name, key) for key, m in R.BY_API_KEY.items()}
 FRAMING = ("Dumping ", "Starting offset:", "Log starting offset:", "Snapshot end offset:",
@@ -120,17 +124,48 @@ def _record(text: str, batch: TextBatch, index: int) -> Entry:
                  decoded)
 
 
+def _without_batch(text: str, before: Entry | None) -> Entry | None:
+    """A record line whose batch line is not in the text (a dump pasted into an issue or a
+    post often keeps only `| offset: N CreateTime: T ... payload: {..}`): the line gives
+    its offset and time, not its batch's quorum epoch. A control record is told by what
+    `DumpLogSegments` prints for one instead of a payload. Its batch is inferred: the
+    record line `before` it, of the same kind, at the offset just below and the same
+    CreateTime, is of its batch (the raft `BatchBuilder` writes every record of a batch
+    with the batch's append time, timestamp delta 0); else it opens one. Two batches
+    appended in the same millisecond read as one. None when the line has no offset."""
+    head, _, payload = text.partition("payload: ")
+    pairs = dict(_PAIR.findall(head))
+    offset = _int(pairs, "offset")
+    if offset is None:
+        return None
+    ts = _int(pairs, "CreateTime")
+    ts = ts if ts is not None else _int(pairs, "LogAppendTime")
+    control = not payload and bool(_CONTROL_MARK.search(head))
+    decoded = _control(head) if control else _payload(payload.strip())
+    base = offset
+    if (before is not None and before.offset == offset - 1 and before.timestamp_ms == ts
+            and before.control == control and before.batch_base_offset is not None):
+        base = before.batch_base_offset
+    return Entry(offset, base, None, ts, control, decoded)
+
+
 def read_lines(lines: Iterable[str]) -> Iterator[Line]:
     """Every batch and record line of a dump, in order; other lines as problems, except the
-    framing lines and empty lines between batches."""
+    framing lines and empty lines between batches. Record lines before any batch line are
+    records too (`_without_batch`)."""
     batch: TextBatch | None = None
     index = 0
+    alone: Entry | None = None  # the last record line read without a batch line
     for n, raw in enumerate(lines, 1):
         text = raw.rstrip("\r\n")
         stripped = text.strip()
         if stripped.startswith("baseOffset: "):
             batch, index = _batch(stripped), 0
             yield Line(n, None, batch, None)
+        elif batch is None and stripped.startswith(("| offset: ", "offset: ")):
+            alone = _without_batch(stripped, alone)
+            yield (Line(n, alone, None, None) if alone is not None
+                   else Line(n, None, None, "a record line without its offset"))
         elif batch is not None and (stripped.startswith(("|", "payload: ", "offset: "))
                                     or (not stripped and batch.control)):
             if batch.record_count is not None and index >= batch.record_count:

@@ -1,10 +1,19 @@
-"""Telling KRaft inputs apart by content, and decoding them into rows and summaries.
+"""Telling KRaft inputs apart, and decoding them into rows and summaries.
 
-A log segment is recognised by its first batch (magic 2 at byte 16, a batch length that
-fits, its CRC-32C when the whole batch is in the first bytes read) or, empty, by a `.log`
-name inside a `__cluster_metadata-N` folder; a snapshot by its `.checkpoint` name (Kafka's
-`<offset>-<epoch>.checkpoint`); a dump by `kafka-dump-log`'s own lines. Anything else is
-left to the controller-log ingest.
+A broker's data directory holds other topics' segments beside the metadata log's, in the
+same record-batch format: a user record whose bytes happen to look like a metadata record
+would be folded. So a log segment is read only from the metadata log's folder, a
+`__cluster_metadata-N` folder or one whose `partition.metadata` names the metadata topic's
+id (`Uuid.METADATA_TOPIC_ID`, `AAAAAAAAAAAAAAAAAAAAAQ`; `PartitionMetadata.encode` writes
+`version: 0` and `topic_id: ..`), and recognised there by its first batch (magic 2 at byte
+16, a batch length that fits, its CRC-32C when the whole batch is in the first bytes read)
+or, empty, by its `.log` name. A snapshot is a file named as `Snapshots.filenameFromSnapshotId`
+names one, `<20-digit offset>-<10-digit epoch>.checkpoint` (not the KRaft controller's
+`bootstrap.checkpoint`, which holds the metadata version the cluster was formatted with, not
+its history). A dump is told by `kafka-dump-log`'s own lines. A segment outside the
+metadata log's folder (and any file named as one, `<20 digits>.log`) and any other
+`.checkpoint` is skipped with its reason (`classify`); anything else is left to the
+controller-log ingest.
 
 The segments of one log are decoded in offset order with one `TransactionBuffer`, so a
 metadata transaction may span them; a snapshot or a dump is decoded on its own.
@@ -12,6 +21,7 @@ metadata transaction may span them; a snapshot or a dump is decoded on its own.
 
 from __future__ import annotations
 
+import re
 import struct
 from collections.abc import Iterable, Iterator
 from typing import NamedTuple
@@ -25,6 +35,14 @@ from jobs.ingest.kraft.rows import NOOP, Entry, MetadataRow, Summary, row
 from jobs.ingest.kraft.transactions import TransactionBuffer
 
 SEGMENT, SNAPSHOT, DUMP_LOG = "segment", "snapshot", "dump_log"
+# `Snapshots.filenameFromSnapshotId` (3.7.0 Snapshots.java:44-60): 20-digit offset, 10-digit
+# epoch, `.checkpoint`; a segment is its 20-digit base offset and `.log` (`LogFileUtils`).
+SNAPSHOT_NAME = re.compile(r"\d{20}-\d{10}\.checkpoint")
+SEGMENT_NAME = re.compile(r"\d{20}\.log")
+METADATA_FOLDER = re.compile(r"__cluster_metadata-\d+")
+# `Uuid.METADATA_TOPIC_ID` (3.7.0 Uuid.java:44, `new Uuid(0L, 1L)`), as `toString` prints it.
+METADATA_TOPIC_ID = "AAAAAAAAAAAAAAAAAAAAAQ"
+PARTITION_METADATA = "partition.metadata"
 HEAD_BYTES = 1 << 16  # what detection reads of a file
 GZIP_MAGIC = b"\x1f\x8b"
 
@@ -48,20 +66,46 @@ def _is_segment(head: bytes) -> bool:
     return bool(crc32c.crc32c(head[batches.CRC_FROM:end]) == crc)
 
 
-def detect(path: str, head: bytes) -> str | None:
-    """The kind of KRaft input a file is, from its name and first bytes; None: not one."""
+def names_metadata_topic(partition_metadata: bytes) -> bool:
+    """Whether a folder's `partition.metadata` names the metadata topic's id."""
+    text = partition_metadata.decode("utf-8", errors="replace")
+    return any(line.strip() == f"topic_id: {METADATA_TOPIC_ID}" for line in text.splitlines())
+
+
+def metadata_folder_by_name(path: str) -> bool:
+    """Whether the file's folder is named as the metadata log's (`__cluster_metadata-N`)."""
+    parts = path.rstrip("/").rsplit("/", 2)
+    return len(parts) > 1 and METADATA_FOLDER.fullmatch(parts[-2]) is not None
+
+
+def classify(path: str, head: bytes, metadata_folder: bool | None = None
+             ) -> tuple[str | None, str | None]:
+    """(kind, None) for a KRaft input; (None, why) for a file of a data directory that is
+    not one of the metadata log's (skipped, and said); (None, None) for anything else (the
+    controller-log ingest's). `metadata_folder`: whether the file's folder is the metadata
+    log's (default: by its name; the caller may know from its `partition.metadata`)."""
     name = path.rstrip("/").rsplit("/", 1)[-1]
-    folder = path.rstrip("/").rsplit("/", 2)[-2] if path.count("/") else ""
+    in_metadata = metadata_folder_by_name(path) if metadata_folder is None else metadata_folder
     if name.endswith(".checkpoint"):
-        return SNAPSHOT
-    if _is_segment(head):
-        return SEGMENT
-    if not head and name.endswith(".log") and folder.startswith("__cluster_metadata-"):
-        return SEGMENT
+        if SNAPSHOT_NAME.fullmatch(name):
+            return SNAPSHOT, None
+        return None, "not a snapshot name (<20-digit offset>-<10-digit epoch>.checkpoint)"
+    segment_name = SEGMENT_NAME.fullmatch(name) is not None
+    if _is_segment(head) or (segment_name and (not head or in_metadata)):
+        if in_metadata:
+            return SEGMENT, None
+        return None, ("a log segment outside the metadata log's folder (__cluster_metadata-N, "
+                      "or partition.metadata naming its topic id)")
     if head.startswith(GZIP_MAGIC):
-        return None
+        return None, None
     lines = head.decode("utf-8", errors="replace").splitlines()[:20]
-    return DUMP_LOG if looks_like(lines) else None
+    return (DUMP_LOG, None) if looks_like(lines) else (None, None)
+
+
+def detect(path: str, head: bytes, metadata_folder: bool | None = None) -> str | None:
+    """The kind of KRaft input a file is, from its name, folder and first bytes; None: not
+    one (`classify` says why a skipped file is skipped)."""
+    return classify(path, head, metadata_folder)[0]
 
 
 class Decoder:

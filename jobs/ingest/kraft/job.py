@@ -16,7 +16,16 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from jobs.ingest.kraft.inputs import HEAD_BYTES, SEGMENT, Decoder, Input, detect
+from jobs.ingest.kraft.inputs import (
+    HEAD_BYTES,
+    PARTITION_METADATA,
+    SEGMENT,
+    Decoder,
+    Input,
+    classify,
+    metadata_folder_by_name,
+    names_metadata_topic,
+)
 from jobs.ingest.kraft.rows import MetadataRow, Summary
 from schemas.arrow import arrow_schema
 from schemas.ingest import METADATA_RECORDS_SCHEMA, METADATA_SUMMARY_SCHEMA
@@ -29,6 +38,8 @@ _DECODED = T.StructType([
     T.StructField("ts", T.LongType(), True) if f.name == "ts" else f
     for f in METADATA_RECORDS_SCHEMA.fields[1:]] + [T.StructField("summary", T.StringType())])
 _COLUMNS = _DECODED.fieldNames()
+_SUMMARY_FIELDS = ("source", "input_kind", "records", "unreadable_lines", "corrupt_batches",
+                   "error", "corrupt_reasons")
 _INPUTS = T.StructType([T.StructField(n, T.StringType(), False)
                         for n in ("path", "grp", "kind", "display", "ord")])
 
@@ -49,17 +60,48 @@ def read_head(spark: SparkSession, path: str) -> bytes:
         stream.close()
 
 
-def split_inputs(spark: SparkSession, files: list[str]) -> tuple[list[KraftFile], list[str]]:
-    """(the KRaft inputs, the other files: controller logs)."""
+def hadoop_exists(spark: SparkSession, path: str) -> bool:
+    """Whether an input file exists, through Hadoop's FileSystem as the inputs are listed
+    (an ingest reads logs wherever Spark reads them; its outputs go through the store)."""
+    jvm: Any = spark.sparkContext._jvm  # py4j: untyped
+    hpath = jvm.org.apache.hadoop.fs.Path(path)
+    return bool(hpath.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration()).exists(hpath))
+
+
+def _metadata_folder(spark: SparkSession, folder: str) -> bool:
+    """Whether `folder` is the metadata log's: named so, or its `partition.metadata` names
+    the metadata topic's id (`jobs.ingest.kraft.inputs`)."""
+    if metadata_folder_by_name(f"{folder}/x"):
+        return True
+    marker = f"{folder}/{PARTITION_METADATA}"
+    return hadoop_exists(spark, marker) and names_metadata_topic(read_head(spark, marker))
+
+
+def split_inputs(spark: SparkSession, files: list[str]
+                 ) -> tuple[list[KraftFile], list[str], list[tuple[str, str]]]:
+    """(the KRaft inputs, the other files: controller logs, the files of a data directory
+    that are not the metadata log's with the reason they are skipped)."""
     kraft: list[KraftFile] = []
     others: list[str] = []
+    skipped: list[tuple[str, str]] = []
+    folders: dict[str, bool] = {}
     for path in files:
-        kind = detect(path, read_head(spark, path))
-        if kind is None:
-            others.append(path)
-        else:
+        head = read_head(spark, path)
+        kind, why = classify(path, head)
+        if why is not None and not metadata_folder_by_name(path):
+            # A segment outside a folder named as the metadata log's: its folder's
+            # partition.metadata may still name the metadata topic (read once per folder).
+            folder = path.rsplit("/", 1)[0]
+            if folder not in folders:
+                folders[folder] = _metadata_folder(spark, folder)
+            kind, why = classify(path, head, folders[folder])
+        if kind is not None:
             kraft.append(KraftFile(path, kind))
-    return kraft, others
+        elif why is not None:
+            skipped.append((path, why))
+        else:
+            others.append(path)
+    return kraft, others, skipped
 
 
 def _plan(files: list[KraftFile], display: Callable[[str], str]) -> list[tuple[str, ...]]:
@@ -166,6 +208,11 @@ def run(spark: SparkSession, files: list[KraftFile], display: Callable[[str], st
     for r in rows[:-1]:
         if r[-2]:
             log(f"ingest_kraft: {r[1]}: {r[-2]}")
+    # Inputs of which nothing could be read: the command fails on them (`jobs.ingest`).
+    total["nothing_read"] = sorted(
+        f"{d['source']} ({why})" for d in docs
+        if (why := Summary(**{k: v for k, v in d.items() if k in _SUMMARY_FIELDS}
+                           ).nothing_read()) is not None)
     log(f"ingest_kraft: {len(docs)} KRaft inputs, {total['batches']} batches, "
         f"{total['records']} records ({total['noops']} NoOps counted, {total['rows']} rows "
         f"written, {total['aborted']} in aborted transactions, {total['unknown']} unknown, "

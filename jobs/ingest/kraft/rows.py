@@ -170,6 +170,13 @@ class Summary:
             self.unknown += 1
             self.unknown_types[_unknown_key(e.decoded)] += 1
 
+    def nothing_read(self) -> str | None:
+        """Why nothing of this input could be read (no record, and a problem), else None:
+        an empty segment or snapshot is no problem, a file of bad lines is."""
+        if self.records or not (self.error or self.unreadable_lines or self.corrupt_batches):
+            return None
+        return self.error or (self.corrupt_reasons[0] if self.corrupt_reasons else "unreadable")
+
     def as_dict(self) -> dict[str, object]:
         """Plain values (`dataclasses.asdict` would rebuild a Counter from its items)."""
         return {f.name: dict(v) if isinstance(v, Counter) else v

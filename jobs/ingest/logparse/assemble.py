@@ -54,7 +54,15 @@ from statemachine.rows import APPLIED
 _BROKER_CHANGE_KINDS = frozenset(
     {"broker_change", "broker_up", "broker_down", "startup_callback", "failure_callback",
      "broker_change_failed"})
-_FAILOVER_KINDS = frozenset({"failover", "failover_epoch", "failover_brokers", "failover_ready"})
+FAILOVER_KINDS = frozenset({"failover", "failover_epoch", "failover_brokers",
+                             "failover_deletions", "failover_ready"})
+# Controller-side lines whose `controller_epoch` is the logging controller's own epoch (the
+# `[Controller id=C epoch=E] ` prefix of state.change.logger, up to 0.11 `Controller C epoch
+# E `): what an assumed failover's epoch is read from.
+EPOCH_KINDS = frozenset({
+    "partition_transition", "replica_transition", "leader_and_isr_request",
+    "update_metadata_request", "leader_and_isr_summary", "update_metadata_summary",
+})
 ISR_NOTIFICATION = "isr_notification"
 # The request line that carries a notified partition's new ISR.
 NOTIFIED_METADATA = "update_metadata_request"
@@ -125,7 +133,8 @@ class Assembler:
     """Feed located facts in order with `add`; read `events` and `observations`."""
 
     def __init__(self, assume_controller: int | None = None,
-                 assume_live: Iterable[int] | None = None) -> None:
+                 assume_live: Iterable[int] | None = None,
+                 assume_epoch: int | None = None) -> None:
         self.events: list[EventRow] = []
         self.observations: list[ObservedRow] = []
         self.seq = 0
@@ -149,7 +158,8 @@ class Assembler:
             live = tuple(sorted(set(assume_live or ()) | {assume_controller}))
             self.seq = 0
             self.events.append(EventRow(0, 0, ET.CONTROLLER_FAILOVER, assume_controller,
-                                        brokers=live, source="assumed:--assume-live"))
+                                        brokers=live, source="assumed:--assume-live",
+                                        controller_epoch=assume_epoch))
         self._assumed_ts_pending = assume_controller is not None
 
     # -- helpers --------------------------------------------------------------------------
@@ -175,7 +185,7 @@ class Assembler:
             self._bc.pop(cid, None)
         if kind != ISR_NOTIFICATION:
             self._isr.pop(cid, None)
-        if kind not in _FAILOVER_KINDS and self._failover.pop(cid, None) is not None:
+        if kind not in FAILOVER_KINDS and self._failover.pop(cid, None) is not None:
             self._emit_snapshots(loc, ts)
 
     def _emit_snapshots(self, loc: Located, ts: int) -> None:
@@ -214,7 +224,7 @@ class Assembler:
             self._maybe_inferred_creation(loc, f, ts)
             return
         self._close_other(loc, ts, cid, k)
-        if k in _FAILOVER_KINDS:
+        if k in FAILOVER_KINDS:
             self._failover_fact(loc, f, ts)
             return
         if k in _BROKER_CHANGE_KINDS:
@@ -359,6 +369,13 @@ class Assembler:
         if f.kind == "failover_brokers" and f.brokers is not None:
             self.events[open_.index] = self.events[open_.index]._replace(
                 brokers=tuple(sorted(set(f.brokers))))
+        if f.kind == "failover_deletions":
+            self.events[open_.index] = self.events[open_.index]._replace(
+                topics_to_be_deleted=tuple(sorted(set(filter(None, (f.detail or "").split(
+                    ","))))))
+        if f.controller_epoch is not None:  # the epoch it was elected in, as logged
+            self.events[open_.index] = self.events[open_.index]._replace(
+                controller_epoch=f.controller_epoch)
         if f.kind == "failover_ready":
             del self._failover[cid]
             self._emit_snapshots(loc, ts)
@@ -389,11 +406,28 @@ class Assembler:
         return list(self.events)
 
 
+def assumed_epoch(facts: Iterable[Fact], controller: int | None) -> int | None:
+    """The epoch of an assumed controller (`--assume-controller`), from the facts in order:
+    the first of its own controller-side lines that states it (`[Controller id=1
+    epoch=16] `), before any failover is logged; None when none does."""
+    if controller is None:
+        return None
+    for f in facts:
+        if f.kind in FAILOVER_KINDS:
+            return None
+        if (f.kind in EPOCH_KINDS and f.controller_id == controller
+                and f.controller_epoch is not None):
+            return f.controller_epoch
+    return None
+
+
 def assemble(located: Iterable[tuple[Located, int]], assume_controller: int | None = None,
              assume_live: Iterable[int] | None = None
              ) -> tuple[list[EventRow], list[ObservedRow]]:
     """Walk (fact, effective timestamp) pairs already sorted by `order_key`."""
-    a = Assembler(assume_controller, assume_live)
-    for loc, ts in located:
+    ordered = list(located)
+    a = Assembler(assume_controller, assume_live,
+                  assumed_epoch((loc.fact for loc, _ in ordered), assume_controller))
+    for loc, ts in ordered:
         a.add(loc, ts)
     return a.finish(), a.observations

@@ -4,7 +4,9 @@ One record gives zero or more facts (a `New topics` line gives one per partition
 one record share its file and line; `assemble.py` turns them into events (the event-log
 contract, docs/tables.md) and observed state changes. Kinds:
 
-event facts     failover, failover_epoch, failover_brokers, failover_ready, broker_change,
+event facts     failover, failover_epoch, failover_brokers, failover_deletions (the topics
+                queued for deletion it read, comma-joined in `detail`), failover_ready,
+                broker_change,
                 broker_up, broker_down, startup_callback, failure_callback,
                 controlled_shutdown, new_partition, deletion_start, deletion_done,
                 stop_replica_response, replica_deleted, reassign_start, reassign_update,
@@ -27,7 +29,8 @@ from typing import NamedTuple
 from jobs.ingest.logparse.values import Ints
 
 EVENT_KINDS = frozenset({
-    "failover", "failover_epoch", "failover_brokers", "failover_ready", "broker_change",
+    "failover", "failover_epoch", "failover_brokers", "failover_deletions", "failover_ready",
+    "broker_change",
     "broker_up", "broker_down", "startup_callback", "failure_callback", "controlled_shutdown",
     "new_partition", "deletion_start", "deletion_done", "stop_replica_response",
     "replica_deleted", "reassign_start", "reassign_update", "isr_update", "election_start",

@@ -379,6 +379,14 @@ def _active(m: re.Match[str], i: Ident) -> list[Fact]:
                  controller_id=i.controller_id)]
 
 
+@_p(r"^List of topics to be deleted: (?P<ts>.*)$")
+def _deletions_found(m: re.Match[str], i: Ident) -> list[Fact]:
+    # KafkaController.fetchTopicDeletionsInProgress, every release 0.8.2-3.9:
+    # `topicsToBeDeleted.mkString(",")` (a topic name holds no comma), empty for none.
+    return [Fact("failover_deletions", controller_id=i.controller_id,
+                 detail=",".join(t.strip() for t in m.group("ts").split(",") if t.strip()))]
+
+
 @_p(r"^(?:Broker (?P<b>\d+) is r|R)eady to serve as the new controller with epoch (?P<e>\d+)")
 def _ready(m: re.Match[str], i: Ident) -> list[Fact]:
     b = int(m.group("b")) if m.group("b") else i.controller_id

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from jobs.common.config import kafka_release, load_config
-from jobs.replay.job import replay_config
+from jobs.engine.settings import replay_config
 from jobs.whatif.job import read_settings as whatif_settings
 
 

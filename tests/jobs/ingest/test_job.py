@@ -37,18 +37,19 @@ def test_ingest_job_matches_pure_pipeline(spark: Any, tmp_path: Path) -> None:
          tuple(r.isr) if r.isr is not None else None, r.leader_epoch,
          tuple(r.brokers) if r.brokers is not None else None, r.error,
          r.unclean_leader_election, r.source, r.cluster, r.leader, r.zk_version,
-         r.controller_epoch, r.partition_state)
+         r.controller_epoch, r.partition_state,
+         tuple(r.topics_to_be_deleted) if r.topics_to_be_deleted is not None else None)
         for r in events.collect())
     want_events = sorted(
         (e.seq, e.event_type, e.broker_id, e.topic, e.partition, e.replicas, e.isr,
          e.leader_epoch, e.brokers, e.error, e.unclean_leader_election, e.source, "c1",
-         e.leader, e.zk_version, e.controller_epoch, e.partition_state)
+         e.leader, e.zk_version, e.controller_epoch, e.partition_state, e.topics_to_be_deleted)
         for e in expected.events)
     assert got_events == want_events
     # The failover-snapshot fixtures' PartitionSnapshot comes out of Spark too: all the
     # fixtures are one merged log here, so the first failover (0.8.2's) seeds old-0 and the
     # later ones find it known.
-    assert [(e[3], e[-4], e[-1]) for e in want_events if e[1] == "PartitionSnapshot"] == [
+    assert [(e[3], e[-5], e[-2]) for e in want_events if e[1] == "PartitionSnapshot"] == [
         ("old", 2, "OnlinePartition")]
     # An ISR change notification's UpdateMetadata line (2.3) is an IsrChanged out of Spark
     # too, though the line is no event of its own.
@@ -96,3 +97,17 @@ def test_ingest_job_matches_pure_pipeline(spark: Any, tmp_path: Path) -> None:
     assert summary["versions/ak2.2/controller.log"].kafka_version == "2.2"
     assert summary["versions/ak3.7/controller.log"].kafka_version == "3.5-3.9"
     assert total.kafka_version is None
+
+
+def test_an_assumed_failover_takes_the_epoch_its_lines_state(spark: Any, tmp_path: Path) -> None:
+    """`controller-epoch/ak2.5` starts mid-life in epoch 16: the Spark job finds the epoch
+    as the pure pipeline does (`logparse.assemble.assumed_epoch`)."""
+    path = FIX / "controller-epoch" / "ak2.5"
+    out = tmp_path / "out"
+    assert ingest_logs.main(["--logs", str(path), "--out", str(out),
+                             "--assume-controller", "2", "--assume-live", "1,2,3"],
+                            spark=spark) == 0
+    [row] = spark.read.parquet(str(out / "events")).where("seq = 0").collect()
+    expected = pipeline.ingest([str(path)], assume_controller=2, assume_live=(1, 2, 3))
+    assert (row.event_type, row.controller_epoch) == ("ControllerFailover", 16)
+    assert expected.events[0].controller_epoch == 16

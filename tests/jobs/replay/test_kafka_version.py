@@ -110,3 +110,34 @@ def test_a_checkpoint_keeps_the_profile_it_was_built_with(
     assert not (tmp_path / "out" / "partition_states" / "run_id=r2").exists()
     assert main(["--events", str(events), "--out", str(tmp_path / "out"), "--run-id", "r2",
                  "--buckets", "2", "--checkpoint", checkpoint, "--kafka-version", "1.1"]) == 0
+
+
+@pytest.mark.slow
+def test_the_release_the_ingest_detected_is_the_default(
+    spark: Any, tmp_path: Path, capsys: Any
+) -> None:
+    """`release-default/ak2.4` (a 2.4.1 excerpt, see tests/jobs/ingest/test_release.py):
+    the ingest records 2.4-2.5 beside its events, the replay takes 2.5 without being told
+    and says so; `--kafka-version` overrides it."""
+    from jobs.ingest import job as ingest
+    from jobs.ingest.release import RELEASE_FILE
+    from tests.helpers import INGEST_FIXTURES
+
+    out = tmp_path / "ingest"
+    assert ingest.main(["--logs", str(INGEST_FIXTURES / "release-default" / "ak2.4"),
+                        "--out", str(out)], spark=spark) == 0
+    assert '"kafka_version": "2.4-2.5"' in (out / "events" / RELEASE_FILE).read_text()
+    capsys.readouterr()
+    for name, extra, isr in (("detected", (), [1, 2]), ("flag", ("--kafka-version", "3.7"), [1])):
+        assert main(["--events", str(out / "events"), "--out", str(tmp_path / name),
+                     "--run-id", "r1", "--buckets", "2", *extra], spark=spark) == 0
+        printed = capsys.readouterr().out
+        [row] = read_table(spark, str(tmp_path / name), "partition_states").collect()
+        assert list(row["isr"]) == isr, name
+        said = [x for x in printed.splitlines() if x.startswith("release replayed:")]
+        assert len(said) == 1, printed
+        if name == "detected":
+            assert said == ["release replayed: Kafka 2.5 (profile 2.5): detected by "
+                            "jobs.ingest from the log's formats: 2.4-2.5"]
+        else:
+            assert said == ["release replayed: Kafka 3.7 (profile 3.7): --kafka-version 3.7"]

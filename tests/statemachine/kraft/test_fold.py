@@ -28,12 +28,18 @@ from tests.helpers.kraft_history import (
 
 # The batch of each record offset the windows below start or end at: a record's time is
 # its batch's CreateTime.
-BATCH_OF = {11: 7, 23: 20, 30: 30, 40: 40}
+BATCH_OF = {11: 7, 20: 20, 21: 20, 22: 20, 23: 20, 30: 30, 31: 30, 40: 40}
 
 
 def win(p: int, kind: str, start: int, end: int | None, cause: tuple[str, int | None],
-        end_cause: tuple[str | None, int | None] = (None, None)) -> PartitionWindowRow:
-    incident = start if kind in ("offline", "under_min_isr") else None
+        end_cause: tuple[str | None, int | None] = (None, None),
+        event: int | None = None) -> PartitionWindowRow:
+    """A window from `start` to `end` (record offsets); `event`: the offset of the event
+    it belongs to when it is not `start` (a broker operation whose batch holds the
+    partition's own record: the window sits at that record, its incident is the
+    operation's broker record)."""
+    incident = (start if event is None else event) if kind in ("offline",
+                                                               "under_min_isr") else None
     start_ts = BATCH_OF[start] * 10**6
     end_ts = None if end is None else BATCH_OF[end] * 10**6
     return PartitionWindowRow(
@@ -49,13 +55,16 @@ def test_fence_then_unfence_windows_epochs_and_incident_by_hand() -> None:
     out = fold(records)
     created = (K.PARTITION, None)
     fenced = (BRCR, 1)
+    # Each window sits at the partition's own record of the fence's batch (p0 at 20, p1
+    # at 21, p2 at 22) and belongs to the fence (23); p2's ends at its own election (31),
+    # which belongs to the unfence (30).
     assert out.partition_windows == [
         # Closed, in the order they closed.
-        win(2, "offline", 23, 30, fenced, (BRCR, 1)),  # unfence + election: the unfence's
-        win(1, "under_min_isr", 23, 40, fenced, (PCR, None)),
-        win(1, "under_replicated", 23, 40, fenced, (PCR, None)),
+        win(2, "offline", 22, 31, fenced, (BRCR, 1), event=23),
+        win(1, "under_min_isr", 21, 40, fenced, (PCR, None), event=23),
+        win(1, "under_replicated", 21, 40, fenced, (PCR, None)),
         # Open at the end: p0 has ISR [2, 3] of 3, p2 ISR [1] of 2 (and of min 2).
-        win(0, "under_replicated", 23, None, fenced),
+        win(0, "under_replicated", 20, None, fenced),
         win(2, "under_min_isr", 11, None, created),
         win(2, "under_replicated", 11, None, created),
     ]
@@ -96,7 +105,7 @@ def test_broker_and_controller_timelines() -> None:
 def test_only_isr_member_fenced_goes_offline_at_the_fence() -> None:
     out = fold([*setup(), *fence_1(20)])
     offline = [w for w in out.partition_windows if w.kind == "offline"]
-    assert offline == [win(2, "offline", 23, None, (BRCR, 1))]
+    assert offline == [win(2, "offline", 22, None, (BRCR, 1), event=23)]
     assert states(out)[2] == (2, "OfflinePartition", -1, 1, (1,), 1, 1, "RECOVERED")
 
 
@@ -107,7 +116,7 @@ def test_unclean_election_ending_an_offline_window_counts_in_its_incident() -> N
     `PartitionChangeBuilder.java:332-365`)."""
     out = fold([*setup(), *fence_1(20),
                 *batch(30, 1, pcr(2, leader=3, isr=(3,), leader_recovery_state=K.RECOVERING))])
-    assert win(2, "offline", 23, 30, (BRCR, 1), (PCR, None)) in out.partition_windows
+    assert win(2, "offline", 22, 30, (BRCR, 1), (PCR, None), event=23) in out.partition_windows
     assert states(out)[2] == (2, "OnlinePartition", 3, 2, (3,), 2, 1, "RECOVERING")
     (finding,) = out.findings
     assert (finding.seq, finding.topic, finding.partition, finding.kind) == (
@@ -172,10 +181,13 @@ def test_controlled_shutdown_moves_leadership_after_the_registration_change() ->
     out = fold([*setup(), *batch(
         20, 1, (BRCR, dict(broker_id=1, broker_epoch=10, in_controlled_shutdown=True)),
         pcr(0, leader=2, isr=(2, 3)), pcr(1, isr=(2,)), pcr(2, leader=-1))])
-    opened = sorted((w.partition, w.kind, w.start_seq, w.cause_event, w.cause_broker)
-                    for w in out.partition_windows if w.start_seq >= 20)
-    assert opened == [(0, "under_replicated", 20, BRCR, 1), (1, "under_min_isr", 20, BRCR, 1),
-                      (1, "under_replicated", 20, BRCR, 1), (2, "offline", 20, BRCR, 1)]
+    opened = sorted((w.partition, w.kind, w.start_seq, w.cause_event, w.cause_broker,
+                     w.incident_id) for w in out.partition_windows if w.start_seq >= 20)
+    # At each partition's own record (21, 22, 23), of the shutdown's incident (20).
+    assert opened == [(0, "under_replicated", 21, BRCR, 1, None),
+                      (1, "under_min_isr", 22, BRCR, 1, 20),
+                      (1, "under_replicated", 22, BRCR, 1, None),
+                      (2, "offline", 23, BRCR, 1, 20)]
     assert [(r.broker_id, r.status) for r in out.broker_timeline if r.seq_to is None] == [
         (1, "shutting_down"), (2, "live"), (3, "live")]
 

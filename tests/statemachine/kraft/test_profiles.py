@@ -64,7 +64,8 @@ def test_elr_election_is_clean_on_4_0() -> None:
     assert out.findings == []
     offline = [(w.partition, w.start_seq, w.end_seq, w.end_event)
                for w in out.partition_windows if w.kind == "offline"]
-    assert offline == [(2, 23, 30, BRCR)]
+    # From p2's own record of the fence's batch (22) to its own election (31).
+    assert offline == [(2, 22, 31, BRCR)]
 
 
 def test_elr_in_a_3x_log_is_outside_the_profile() -> None:

@@ -72,12 +72,13 @@ def test_without_an_edit_the_variant_is_the_log() -> None:
 
 def test_broker_1_fenced_at_10s_and_held_dead() -> None:
     """The variant's fence of 1 is the records of `handleBrokerFenced` at offsets 12-15
-    (after the last record folded, 11); p2 has no other ISR member: offline from the fence
-    (offset 15, 10 s) to the end. The log's fence of 1 (20-23) and its unfence with p2's
+    (after the last record folded, 11); p2 has no other ISR member: offline from its own
+    record of the fence's batch (offset 14, 10 s) to the end. The log's fence of 1 (20-23)
+    and its unfence with p2's
     election (30-31) are broker 1's own operations while it is dead: dropped. p1's ISR
     change at 40 names broker 1: it no longer applies."""
     out, v = run(history(), Injected(FENCE, 1, 10 * S))
-    assert offline(out) == [(2, 15, 10 * S, None, None, BRCR, 1)]
+    assert offline(out) == [(2, 14, 10 * S, None, None, BRCR, 1)]
     assert leaders(out) == {0: (2, (2, 3)), 1: (2, (2,)), 2: (-1, (1,))}
     assert (v.counts.dropped, v.counts.injected, v.counts.edited) == (6, 4, 0)
     [late] = [f for f in out.findings if f.kind == NO_LONGER_APPLIES]
@@ -88,9 +89,10 @@ def test_broker_1_fenced_at_10s_and_held_dead() -> None:
 def test_broker_1_back_after_25s() -> None:
     """`for`: the unfence at 35 s (before the log's batch at 40 s) writes the unfence and
     p2's election of 1 (offsets 34-35: after the quorum leader change, 29 + 4 = 33): p2 is
-    offline 25 s; the log's ISR change at 40 applies again (its leader 2 is in it)."""
+    offline 25 s, from its own record of the fence (14) to its own election (35); the log's
+    ISR change at 40 applies again (its leader 2 is in it)."""
     out, v = run(history(), Injected(FENCE, 1, 10 * S), Injected(UNFENCE, 1, 35 * S))
-    assert offline(out) == [(2, 15, 10 * S, 34, 35 * S, BRCR, 1)]
+    assert offline(out) == [(2, 14, 10 * S, 35, 35 * S, BRCR, 1)]
     assert leaders(out) == {0: (2, (2, 3)), 1: (2, (2, 1)), 2: (1, (1,))}
     assert not [f for f in out.findings if f.kind == NO_LONGER_APPLIES]
     assert (v.counts.dropped, v.counts.injected) == (6, 6)
@@ -102,10 +104,10 @@ def test_the_log_s_own_fence_is_re_decided_on_the_variant_s_image() -> None:
     the log, and the log's unfence of 1 at 30 s is re-decided too. Their partition changes
     (20-22 and 31) are replaced (edited); the re-decided
     records take the offsets after the last one folded (the variant's fence of 3, 12-13):
-    the fence of 1 is at 17."""
+    the fence of 1 is at 17, p2's own record of it at 16, where its window opens."""
     out, v = run(history(), Injected(FENCE, 3, 10 * S))
     assert leaders(out)[0] == (2, (2,))
-    assert [(p, start) for p, start, *_ in offline(out)] == [(2, 17)]
+    assert [(p, start) for p, start, *_ in offline(out)] == [(2, 16)]
     assert (v.counts.edited, v.counts.dropped) == (4, 0)
 
 

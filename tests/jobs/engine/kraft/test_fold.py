@@ -47,9 +47,10 @@ def test_fence_opens_one_incident_and_the_unfence_closes_it(tmp_path: Path) -> N
     windows = {(w.partition, w.kind): w for w in run.outputs.partition_windows}
     assert sorted(windows) == [(0, "under_replicated"), (1, "offline"), (1, "under_min_isr")]
     off = windows[(1, "offline")]
-    # At the fence record (offset 14, +60 s), to the unfence (offset 16, +180 s).
+    # From p1's own record of the fence's batch (offset 13, leader -1, +60 s) to its own
+    # election in the unfence's batch (offset 17, +180 s); the fence (14) is its event.
     assert (off.start_seq, off.start_ts, off.end_seq, off.end_ts, off.seconds) == (
-        14, S + 60_000_000, 16, S + 180_000_000, 120.0)
+        13, S + 60_000_000, 17, S + 180_000_000, 120.0)
     assert (off.cause_event, off.cause_broker, off.end_event, off.incident_id) == (
         "FenceBrokerRecord", 1, "UnfenceBrokerRecord", 14)
     # p0's ISR [2] until the AlterPartition at offset 18 (+190 s) grows it back.
@@ -59,7 +60,7 @@ def test_fence_opens_one_incident_and_the_unfence_closes_it(tmp_path: Path) -> N
     assert (incident.incident_id, incident.cause_event, incident.cause_broker,
             incident.end_seq, incident.seconds, incident.peak_partitions_offline,
             incident.offline_partition_seconds, incident.recovery_event) == (
-        14, "FenceBrokerRecord", 1, 16, 120.0, 1, 120.0, "UnfenceBrokerRecord")
+        14, "FenceBrokerRecord", 1, 17, 120.0, 1, 120.0, "UnfenceBrokerRecord")
     assert (run.rollup.seconds, run.rollup.by_topic, run.rollup.by_cause_broker) == (
         120.0, {"orders": 120.0}, {"1": 120.0})
     assert run.rollup.period_end_us == S + 240_000_000  # the RemoveTopicRecord's time

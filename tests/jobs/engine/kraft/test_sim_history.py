@@ -37,12 +37,25 @@ def test_offline_windows_are_the_fences_of_single_replica_partitions(tmp_path: P
     assert offline and all(w.end_seq is not None for w in offline)
     parts = {(s.topic, s.partition): s for s in run.outputs.partition_states}
     for w in offline:
-        opened, closed = by_offset[w.start_seq], by_offset[w.end_seq]
-        # Opened by the fence (or controlled shutdown) of the broker, closed by its unfence.
-        assert opened.record_type == "BrokerRegistrationChangeRecord"
-        assert opened.fenced or opened.in_controlled_shutdown
-        assert closed.record_type == "BrokerRegistrationChangeRecord" and closed.fenced is False
-        assert opened.broker_id == closed.broker_id == w.cause_broker
+        # Opened by the fence (or controlled shutdown) of the broker, closed by its unfence:
+        # at the partition's own record of the operation's batch when it has one (leader
+        # -1, then its election), else at the broker record.
+        event = by_offset[w.incident_id]
+        assert event.record_type == "BrokerRegistrationChangeRecord"
+        assert event.fenced or event.in_controlled_shutdown
+        assert event.broker_id == w.cause_broker
+        for edge, leader_ok in ((by_offset[w.start_seq], lambda x: x == -1),
+                                (by_offset[w.end_seq], lambda x: x is not None and x >= 0)):
+            if edge.record_type == "PartitionChangeRecord":
+                assert edge.partition == w.partition and leader_ok(edge.leader)
+            else:
+                assert edge.record_type == "BrokerRegistrationChangeRecord"
+                assert edge.broker_id == w.cause_broker
+        closed = by_offset[w.end_seq]
+        unfence = closed if closed.record_type != "PartitionChangeRecord" else next(
+            r for r in records if r.batch_base_offset == closed.batch_base_offset  # type: ignore[attr-defined]
+            and r.record_type == "BrokerRegistrationChangeRecord")  # type: ignore[attr-defined]
+        assert unfence.fenced is False and unfence.broker_id == w.cause_broker
         if (w.topic, w.partition) in parts:  # not the deleted topic's
             assert parts[(w.topic, w.partition)].replicas == (w.cause_broker,)
     assert run.rollup.seconds == sum(w.seconds for w in offline)

@@ -130,3 +130,42 @@ def test_a_dumped_snapshot_with_its_header_and_footer() -> None:
     assert json.loads(rows[0].fields or "")["lastContainedLogTimestamp"] == 17
     assert (rows[1].broker_id, rows[1].broker_epoch, rows[1].fenced) == (2, 5, True)
     assert (s.batches, s.rows, s.unreadable_lines, s.error) == (3, 3, 0, None)
+
+
+RECORDS_ONLY = FIXTURES / "dump-log-ak3.7-records-only.txt"
+
+
+def test_record_lines_without_their_batch_lines_are_records() -> None:
+    """A dump pasted with only its record lines (`DumpLogSegments.dumpLog` at 3.7.0,
+    DumpLogSegments.scala:284-323: `| offset: N CreateTime: T ... payload: {..}`, a control
+    record's `controlType: ..` instead of a payload). Each gives its offset and time; the
+    batch is inferred from the offsets and the time (raft `BatchBuilder.java:283` at
+    3.7.0: every record of a batch carries the batch's append time); the quorum epoch,
+    printed only on the batch line, is unknown."""
+    rows, summary = _decode(RECORDS_ONLY)
+    got = [(r.offset, r.batch_base_offset, r.batch_leader_epoch, r.ts, r.record_type,
+            r.is_control) for r in rows]
+    assert got == [
+        (200, 200, None, 1714050000100000, "LeaderChangeMessage", True),
+        (210, 210, None, 1714050012345000, "TopicRecord", False),
+        (211, 210, None, 1714050012345000, "PartitionRecord", False),
+        (212, 210, None, 1714050012345000, "PartitionRecord", False),
+        (240, 240, None, 1714050098765000, "PartitionChangeRecord", False),
+        (241, 240, None, 1714050098765000, "PartitionChangeRecord", False),
+        (242, 240, None, 1714050098765000, "FenceBrokerRecord", False),
+    ]
+    assert (rows[5].partition, rows[5].leader, rows[5].isr) == (1, 1, [1])
+    assert (rows[6].broker_id, rows[6].broker_epoch, rows[6].fenced) == (2, 36, True)
+    assert (summary.batches, summary.records, summary.unreadable_lines, summary.error,
+            summary.nothing_read()) == (0, 7, 0, None, None)
+
+
+def test_a_dump_of_which_nothing_could_be_read_says_why() -> None:
+    text = ("Dumping /var/lib/kafka/__cluster_metadata-0/00000000000000000000.log\n"
+            "Log starting offset: 0\n| offset CreateTime 1714050000100\nnot a dump line\n")
+    assert detect("pasted.txt", text.encode()) == DUMP_LOG
+    rows, (summary,) = decode_all([Input("pasted.txt", DUMP_LOG, text.encode())])
+    assert rows == [] and summary.unreadable_lines == 2
+    assert summary.nothing_read() == "line 3: not a kafka-dump-log line"
+    empty = Summary("00000000000000000000.log", "segment")
+    assert empty.nothing_read() is None  # an empty segment is no problem

@@ -11,7 +11,16 @@ from collections import Counter
 
 import pytest
 
-from jobs.ingest.kraft.inputs import DUMP_LOG, SEGMENT, SNAPSHOT, Input, decode_all, detect
+from jobs.ingest.kraft.inputs import (
+    DUMP_LOG,
+    SEGMENT,
+    SNAPSHOT,
+    Input,
+    classify,
+    decode_all,
+    detect,
+    names_metadata_topic,
+)
 from jobs.sim.kraft_encoder import (
     CODECS,
     Rec,
@@ -33,7 +42,9 @@ def _segment(*batches: bytes) -> Input:
 
 def test_detection_by_content_and_name() -> None:
     seg = batch_bytes(0, [meta("NoOpRecord", {})])
-    assert detect("anything/at-all.bin", seg) == SEGMENT  # magic 2 at byte 16, CRC good
+    # magic 2 at byte 16, CRC good, in the metadata log's folder
+    assert detect("k/__cluster_metadata-0/at-all.bin", seg) == SEGMENT
+    assert detect("anything/at-all.bin", seg, metadata_folder=True) == SEGMENT
     assert detect("x/00000000000000000000-0000000001.checkpoint", b"") == SNAPSHOT
     assert detect("k/__cluster_metadata-0/00000000000000000000.log", b"") == SEGMENT
     assert detect("k/other/00000000000000000000.log", b"") is None
@@ -44,6 +55,28 @@ def test_detection_by_content_and_name() -> None:
     bad = bytearray(seg)
     bad[-1] ^= 1
     assert detect("a.bin", bytes(bad)) is None  # a whole first batch must check out
+
+
+def test_only_the_metadata_logs_own_files_are_read_from_a_data_directory() -> None:
+    """A broker's data directory (`log.dirs`) holds every topic's segments in the same
+    record-batch format, and `bootstrap.checkpoint` (BootstrapDirectory.java:46 at 3.7.0)
+    beside the metadata log: only `__cluster_metadata-N/` (or a folder whose
+    `partition.metadata` names `Uuid.METADATA_TOPIC_ID`, Uuid.java:44 at 3.7.0) is the
+    metadata log, and only `<20 digits>-<10 digits>.checkpoint` a snapshot
+    (Snapshots.java:44-60 at 3.7.0)."""
+    seg = batch_bytes(0, [meta("NoOpRecord", {})])
+    outside = ("a log segment outside the metadata log's folder (__cluster_metadata-N, or "
+               "partition.metadata naming its topic id)")
+    assert classify("d/orders-0/00000000000000000000.log", seg) == (None, outside)
+    assert classify("d/orders-0/00000000000000000000.log", b"") == (None, outside)
+    assert classify("d/__cluster_metadata-0/00000000000000000000.log", seg) == (SEGMENT, None)
+    assert classify("d/bootstrap.checkpoint", seg) == (
+        None, "not a snapshot name (<20-digit offset>-<10-digit epoch>.checkpoint)")
+    assert classify("d/__cluster_metadata-0/00000000000000000004-0000000002.checkpoint",
+                    seg) == (SNAPSHOT, None)
+    assert classify("d/broker-1/controller.log", b"[2024-01-01] INFO x\n") == (None, None)
+    assert names_metadata_topic(b"version: 0\ntopic_id: AAAAAAAAAAAAAAAAAAAAAQ")
+    assert not names_metadata_topic(b"version: 0\ntopic_id: Qm9vX3FTU6WN0nJ1qk2bxw")
 
 
 @pytest.mark.parametrize("codec", CODECS)

@@ -78,3 +78,69 @@ def test_kraft_inputs_and_a_controller_log_in_one_run(spark: Any, tmp_path: Path
     # The controller log went the controller-log way, alone.
     summary = {r.file: r for r in spark.read.parquet(str(out / "ingest_summary")).collect()}
     assert set(summary) == {"controller.log", "*"}
+
+
+def test_a_brokers_whole_data_directory_reads_only_the_metadata_log(
+    spark: Any, tmp_path: Path, capsys: Any
+) -> None:
+    """`log.dirs` as a broker leaves it: a user topic's segment whose bytes are a valid
+    record batch (here even a metadata record: the content cannot tell them apart),
+    `bootstrap.checkpoint`, the metadata log and a snapshot, and a copy of the metadata log
+    under another folder name that its `partition.metadata` identifies. Only the metadata
+    log's files are read; one line names what was skipped and why."""
+    data = tmp_path / "data"
+    topic = batch_bytes(0, [meta("TopicRecord", {"name": "t", "topicId": topic_id(1)})])
+    _write_log(data / "__cluster_metadata-0", [("00000000000000000000.log", topic)])
+    (data / "__cluster_metadata-0" / "00000000000000000001-0000000001.checkpoint").write_bytes(
+        snapshot_bytes([batch_bytes(0, [meta("UnfenceBrokerRecord", {"id": 3, "epoch": 8})])],
+                       end_offset=1, timestamp=1_600_000_000_000))
+    (data / "__cluster_metadata-0" / "partition.metadata").write_text(
+        "version: 0\ntopic_id: AAAAAAAAAAAAAAAAAAAAAQ")
+    user = batch_bytes(0, [meta("FenceBrokerRecord", {"id": 1, "epoch": 5})])
+    _write_log(data / "orders-0", [("00000000000000000000.log", user)])
+    (data / "orders-0" / "partition.metadata").write_text(
+        "version: 0\ntopic_id: Qm9vX3FTU6WN0nJ1qk2bxw")
+    (data / "bootstrap.checkpoint").write_bytes(snapshot_bytes(
+        [batch_bytes(0, [meta("FeatureLevelRecord", {"name": "metadata.version",
+                                                      "featureLevel": 19})])],
+        end_offset=0, timestamp=1_600_000_000_000))
+    (data / "meta.properties").write_text("node.id=1\n")
+    _write_log(data / "copied", [("00000000000000000000.log", batch_bytes(
+        0, [meta("UnfenceBrokerRecord", {"id": 4, "epoch": 9})]))])
+    (data / "copied" / "partition.metadata").write_text(
+        "version: 0\ntopic_id: AAAAAAAAAAAAAAAAAAAAAQ")
+    out = tmp_path / "out"
+    assert ingest.main(["--logs", str(data), "--out", str(out)], spark=spark) == 0
+    said = [x for x in capsys.readouterr().out.splitlines() if "not of the metadata log" in x]
+    assert said == [
+        "ingest_kraft: skipped 2 file(s) not of the metadata log: bootstrap.checkpoint (not a "
+        "snapshot name (<20-digit offset>-<10-digit epoch>.checkpoint)); "
+        "orders-0/00000000000000000000.log (a log segment outside the metadata log's folder "
+        "(__cluster_metadata-N, or partition.metadata naming its topic id))"]
+    sources = {r.source for r in spark.read.parquet(str(out / "metadata_summary")).collect()}
+    assert sources == {"*", "__cluster_metadata-0/00000000000000000000.log",
+                       "__cluster_metadata-0/00000000000000000001-0000000001.checkpoint",
+                       "copied/00000000000000000000.log"}
+    records = spark.read.parquet(str(out / "metadata_records"))
+    assert records.filter("record_type = 'FenceBrokerRecord'").count() == 0
+    assert records.filter("record_type = 'FeatureLevelRecord'").count() == 0
+    assert not (out / "events").exists()  # nothing went the controller-log way
+
+
+def test_a_pasted_dump_of_record_lines_is_read_and_one_of_nothing_is_exit_2(
+    spark: Any, tmp_path: Path, capsys: Any
+) -> None:
+    pasted = tmp_path / "pasted"
+    pasted.mkdir()
+    shutil.copy(ROOT / "tests" / "fixtures" / "kraft" / "dump-log-ak3.7-records-only.txt",
+                pasted / "issue.txt")
+    assert ingest.main(["--logs", str(pasted), "--out", str(tmp_path / "a")], spark=spark) == 0
+    assert spark.read.parquet(str(tmp_path / "a" / "metadata_records")).count() == 7
+    capsys.readouterr()
+    bad = tmp_path / "bad.txt"
+    bad.write_text("Dumping /var/lib/kafka/__cluster_metadata-0/00000000000000000000.log\n"
+                   "| offset CreateTime 1714050000100\n")
+    assert ingest.main(["--logs", str(bad), "--out", str(tmp_path / "b")], spark=spark) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["[ingest] ERROR: nothing could be read from 1 input(s): bad.txt (line 2: "
+                   "not a kafka-dump-log line)"]

@@ -50,10 +50,11 @@ def test_windows_incident_and_summary(spark: Any, tables: Path) -> None:
     offline = [(w.topic, w.partition, w.start_seq, w.end_seq, w.seconds, w.cause_event,
                 w.cause_broker, w.incident_id)
                for w in _rows(spark, tables, "partition_windows") if w.kind == "offline"]
-    assert offline == [("orders", 1, 14, 16, 120.0, "FenceBrokerRecord", 1, 14)]
+    # p1's own records (13: leader -1; 17: its election), of the fence's incident (14).
+    assert offline == [("orders", 1, 13, 17, 120.0, "FenceBrokerRecord", 1, 14)]
     [i] = _rows(spark, tables, "incidents")
     assert (i.incident_id, i.cause_broker, i.end_seq, i.seconds, i.offline_partition_seconds,
-            i.recovery_event) == (14, 1, 16, 120.0, 120.0, "UnfenceBrokerRecord")
+            i.recovery_event) == (14, 1, 17, 120.0, 120.0, "UnfenceBrokerRecord")
     [s] = _rows(spark, tables, "run_summary")
     assert (s.rows_read, s.rows_applied, s.offline_partition_seconds) == (23, 18, 120.0)
     skipped = {k: v for k, v in s.findings_by_kind.items() if k.startswith("skipped:")}
