@@ -568,7 +568,7 @@ def run(spark: SparkSession, args: argparse.Namespace, log: Log = logger.info) -
         root = _display_root(sorted(p for p, _ in not_metadata))
         named = [f"{p[len(root):] if p.startswith(root) else p} ({why})"
                  for p, why in not_metadata[:5]]
-        log(f"ingest_kraft: skipped {len(not_metadata)} file(s) not of the metadata log: "
+        log(f"KRaft: skipped {len(not_metadata)} file(s) not of the metadata log: "
             + "; ".join(named) + (" ..." if len(not_metadata) > 5 else ""))
     result: dict[str, Any] = {}
     if kraft:

@@ -207,13 +207,13 @@ def run(spark: SparkSession, files: list[KraftFile], display: Callable[[str], st
     total = dict(zip(METADATA_SUMMARY_SCHEMA.fieldNames(), rows[-1], strict=True))
     for r in rows[:-1]:
         if r[-2]:
-            log(f"ingest_kraft: {r[1]}: {r[-2]}")
+            log(f"KRaft: {r[1]}: {r[-2]}")
     # Inputs of which nothing could be read: the command fails on them (`jobs.ingest`).
     total["nothing_read"] = sorted(
         f"{d['source']} ({why})" for d in docs
         if (why := Summary(**{k: v for k, v in d.items() if k in _SUMMARY_FIELDS}
                            ).nothing_read()) is not None)
-    log(f"ingest_kraft: {len(docs)} KRaft inputs, {total['batches']} batches, "
+    log(f"KRaft: {len(docs)} KRaft inputs, {total['batches']} batches, "
         f"{total['records']} records ({total['noops']} NoOps counted, {total['rows']} rows "
         f"written, {total['aborted']} in aborted transactions, {total['unknown']} unknown, "
         f"{total['corrupt_batches']} corrupt batches) -> {out}/metadata_records")

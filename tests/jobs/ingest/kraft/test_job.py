@@ -113,7 +113,7 @@ def test_a_brokers_whole_data_directory_reads_only_the_metadata_log(
     assert ingest.main(["--logs", str(data), "--out", str(out)], spark=spark) == 0
     said = [x for x in capsys.readouterr().out.splitlines() if "not of the metadata log" in x]
     assert said == [
-        "ingest_kraft: skipped 2 file(s) not of the metadata log: bootstrap.checkpoint (not a "
+        "[ingest] KRaft: skipped 2 file(s) not of the metadata log: bootstrap.checkpoint (not a "
         "snapshot name (<20-digit offset>-<10-digit epoch>.checkpoint)); "
         "orders-0/00000000000000000000.log (a log segment outside the metadata log's folder "
         "(__cluster_metadata-N, or partition.metadata naming its topic id))"]
