@@ -1,6 +1,10 @@
-"""Kafka 3.7.1's ZooKeeper-mode controller, re-executed as a pure fold.
+"""Kafka's controller, re-executed as a pure fold: the ZooKeeper-mode controller of Kafka
+3.7.1, or of an older release line through the release profiles (`profiles`), and in
+`kraft/` the KRaft metadata image folded from the metadata log's records (with the quorum
+controller's election rules, re-executed where a what-if edit changes the history).
 
-Entry point: `statemachine.replay.replay`. No pyspark or pandas import anywhere in here.
+Entry points: `statemachine.replay.replay` (ZooKeeper mode) and `statemachine.kraft`
+(KRaft). No pyspark, pandas or pyarrow import anywhere in here (`make lint` enforces it).
 
 The modules are pure Python source. `make install` also compiles them with mypyc where a C
 compiler is present (`make compile-core`): the extension modules sit next to the sources and

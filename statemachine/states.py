@@ -1,8 +1,12 @@
 """Kafka's two state machines as data (Kafka 3.7.1).
 
 Each machine is one enum with Kafka's names and byte codes and one table of valid previous
-states, as at the bottom of `ReplicaStateMachine.scala` / `PartitionStateMachine.scala`.
-`is_valid_transition` is the only guard; nothing else encodes the graph.
+states, as at the bottom of `ReplicaStateMachine.scala` / `PartitionStateMachine.scala`
+(the replica machine has a second table for the releases before 2.3, picked by the release
+profile). These tables are the only encoding of the graph: the machines
+(`replica_machine`, `partition_machine`) look a transition up in them, and
+`is_valid_transition` is Kafka's `isValidTransition` over them, for the tests and the
+generated matrix of docs/core.md.
 """
 
 from __future__ import annotations
