@@ -48,6 +48,7 @@ from jobs.common.tables import (
     write_arrow,
     write_text,
 )
+from jobs.dataloss.job import evidence_problem, find_evidence, write_data_loss
 from jobs.replay import faults
 from jobs.replay.changes import write_changes
 from jobs.replay.codec import rows_to_record_batch
@@ -131,6 +132,7 @@ class Settings:
     superseded: tuple[str, ...] = ()  # a rebuild: the runs of the generation it replaces
     verdict_json: str | None = None  # with --audit: jobs.audit.publish
     prometheus: str | None = None
+    offset_evidence: str | None = None  # jobs.dataloss: else beside --events
 
     def under_checkpoint(self, name: str) -> str:
         return f"{self.checkpoint.rstrip('/')}/{name}"
@@ -173,6 +175,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                    "node_exporter textfile (local)")
     p.add_argument("--kafka-version", help="Kafka release line replayed, X.Y from 0.8 to "
                    "3.9 (overrides config's [kafka] kafka_version; default 3.7)")
+    p.add_argument("--offset-evidence", metavar="DIR", help="jobs.ingest's offset_evidence "
+                   "table, what the brokers' server.log say of offsets, for data_loss "
+                   "(default: the one beside --events, if any)")
     return p.parse_args(argv)
 
 
@@ -221,6 +226,7 @@ def read_settings(argv: list[str] | None) -> Settings:
         rebuild=bool(args.rebuild),
         verdict_json=args.verdict_json,
         prometheus=args.prometheus,
+        offset_evidence=args.offset_evidence,
     )
     log(f"events={settings.events} out={settings.out} "
         f"checkpoint={settings.checkpoint or '(temporary: full replay)'} "
@@ -431,6 +437,8 @@ def summary_stage(spark: SparkSession, s: Settings, timeline: TimelineStage,
     write_incidents(spark, s.out, s.run_id, runs,
                     {c: r.period_end_us for c, r in rollups.items()})
     write_changes(spark, s.out, s.run_id, runs, facts, timeline.timelines)
+    write_data_loss(spark, s.out, s.run_id, find_evidence(spark, s.events, s.offset_evidence),
+                    log)
     faults.reached("summary_written")
     applied = timeline.applied_through
     for cluster, c in counts.items():
@@ -548,7 +556,7 @@ def audit_flags_problem(s: Settings) -> str | None:
 
 def run_with_session(spark: SparkSession, s: Settings, clock: StageClock,
                      seed: Seed | None = None) -> int:
-    problem = out_problem(spark, s.out, s.run_id)
+    problem = out_problem(spark, s.out, s.run_id) or evidence_problem(spark, s.offset_evidence)
     if problem is not None:
         return error(problem)
     if s.temporary_checkpoint:

@@ -28,6 +28,7 @@ from jobs.common.exitcodes import BAD_INPUT, CHECKPOINT_BUSY
 from jobs.common.lease import CheckpointLease, LeaseHeld
 from jobs.common.paths import run_id_problem
 from jobs.common.tables import ensure_run_partitions, write_arrow, write_table
+from jobs.dataloss.job import evidence_problem, find_evidence, write_data_loss
 from jobs.replay.changes import change_batches
 from jobs.replay.codec import rows_batch, rows_to_record_batch
 from jobs.replay.failures import nested_problem, out_problem
@@ -110,7 +111,8 @@ def kraft_main(argv: list[str] | None, kraft: KraftInput,
         f"kafka_version={version} (KRaft profile {profile.name})")
     if spark is None:
         spark = session(cfg, cfg_path, args.master)
-    problem = out_problem(spark, args.out, run_id)
+    problem = out_problem(spark, args.out, run_id) or evidence_problem(
+        spark, args.offset_evidence)
     if problem is not None:
         return error(problem)
     min_isr = int(cfg["min_insync_replicas"])
@@ -126,6 +128,8 @@ def kraft_main(argv: list[str] | None, kraft: KraftInput,
             return rc
     else:
         replay_kraft(spark, kraft, args.out, run_id, profile, min_isr)
+    write_data_loss(spark, args.out, run_id,
+                    find_evidence(spark, args.events, args.offset_evidence), log)
     if not args.audit:
         return 0
     from jobs.audit import options_from_config, run_audit

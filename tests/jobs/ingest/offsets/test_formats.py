@@ -7,10 +7,14 @@ those loggers that looks like an offset line but fits no format is reported, not
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
+from jobs.ingest.logparse import pipeline
 from jobs.ingest.offsets import formats, idents, owners, parse
 from jobs.ingest.offsets.facts import KINDS, OffsetFact
+from tests.helpers import ROOT
 
 PARTITION = "kafka.cluster.Partition"
 STATE = "state.change.logger"
@@ -267,6 +271,17 @@ def test_each_release_format_reads_what_the_line_states(
     assert parse.parse(logger, msg) == _f(fmt.kind, format=name, **fields)
 
 
+def test_the_docs_list_every_format_with_its_call_sites() -> None:
+    doc = (ROOT / "docs" / "ingest-compare.md").read_text(encoding="utf-8")
+    rows = {line.split("|")[1].strip().strip("`"): line for line in doc.splitlines()
+            if line.startswith("| `") and "@" in line.split("|")[1]}
+    assert set(rows) == {f.name for f in formats.FORMATS}
+    for f in formats.FORMATS:
+        for site in f.sources:
+            path, at = site.split("@")
+            assert f"{path.rsplit('/', 1)[-1]}` at {at}" in rows[f.name], (f.name, site)
+
+
 def test_every_catalogue_entry_is_tested_and_its_example_parses() -> None:
     assert {c[0] for c in CASES} == {f.name for f in formats.FORMATS}
     for f in formats.FORMATS:
@@ -291,6 +306,20 @@ def test_every_catalogue_entry_is_tested_and_its_example_parses() -> None:
 def test_a_line_that_looks_like_an_offset_line_but_fits_no_format_is_unknown(
         logger: str, msg: str) -> None:
     assert parse.parse(logger, msg) is parse.UNKNOWN
+
+
+def test_an_unknown_offset_line_is_unparsed_with_its_reason(tmp_path: Path) -> None:
+    log = tmp_path / "server.log"
+    log.write_text(
+        "[2024-01-01 00:00:00,000] INFO [UnifiedLog partition=t-0, dir=/k] Truncating to "
+        "offset 5 (kafka.log.UnifiedLog)\n"
+        "[2024-01-01 00:00:01,000] INFO [UnifiedLog partition=t-0, dir=/k] Truncating to the "
+        "offset 5 (kafka.log.UnifiedLog)\n")
+    r = pipeline.ingest([str(log)])
+    assert [(e.line, e.kind, e.offset) for e in r.evidence] == [(1, "truncate", 5)]
+    assert [(u.line, u.reason) for u in r.unparsed] == [
+        (2, "a broker offset line no known format reads (jobs.ingest.offsets)")]
+    assert (r.summary[0].lines_extracted, r.summary[0].lines_unparsed) == (1, 1)
 
 
 @pytest.mark.parametrize(("logger", "msg"), [
