@@ -254,9 +254,11 @@ def returned(rows: Sequence[EvidenceRow], e: Election, broker: int, epoch: int |
     if starts and starts[0].kind == "leader_start":
         return None  # it led again first: not a returning follower of this election
     first = starts[0] if starts else None
-    stop = starts[1] if len(starts) > 1 else None
-    episode = [r for r in after if (stop is None or (r.ts, r.line) < (stop.ts, stop.line))
-               and r.kind != "leader_start"]
+    # The episode ends at the broker's next start; before 2.6 (no follower line) at its
+    # next restart (a second log load after the election).
+    ends = starts[1:] if starts else [r for r in after if r.kind == "log_loaded"][1:]
+    stop = ends[0].ts if ends else None
+    episode = [r for r in after if (stop is None or r.ts < stop) and r.kind != "leader_start"]
     loads = [r for r in episode if r.kind in ("log_loaded", "truncate_no_effect")
              or (r.kind == "truncate" and r.log_end_offset is not None)]
     cut = [r for r in episode if r.kind == "truncate"]

@@ -205,3 +205,16 @@ def test_without_a_history_the_old_leader_is_the_last_to_start_leading() -> None
     row = compute(E, [], rows)
     assert (row.old_leader, row.new_leader, row.leader_epoch) == (1, 3, None)
     assert (row.result, row.messages_lost) == (EXACT, 100)
+
+
+def test_before_2_6_a_later_restart_ends_the_return() -> None:
+    """No follower-start line: the old leader's return ends at its next restart; a
+    truncation after that belongs to another story."""
+    rows = [_row("leader_start", 3, 1001, 1, leader_epoch=1, offset=1000),
+            _row("log_loaded", 1, 1900, 2, log_end_offset=1100),
+            _row("truncate", 1, 2001, 3, offset=1000),
+            _row("log_loaded", 1, 9000, 4, log_end_offset=1500),
+            _row("truncate", 1, 9001, 5, offset=200)]
+    row = compute(E, HISTORY, rows)
+    assert (row.result, row.messages_lost) == (EXACT, 100)
+    assert row.truncations == (Truncation(1, 1000, 1100, 100),)
