@@ -163,9 +163,11 @@ def _record(start: int, header: str, env: envelope.Envelope, conts: list[str]) -
         if status in (IGNORED, INFORMATIONAL):
             status, by = EXTRACTED, idents.BROKER
     text = header if not rest else header + "\n" + "\n".join(rest)
+    writer = evidence[0].broker_id if evidence else None
     return Record(start, n, status, env.ts, by, facts,
                   text if status == UNPARSED else "", reason, evidence,
-                  offset_idents.writer(env.msg), header if evidence else "")
+                  offset_idents.writer(env.msg) if writer is None else writer,
+                  header if evidence else "")
 
 
 def _orphan(line_no: int, line: str) -> Record:

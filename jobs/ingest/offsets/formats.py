@@ -403,12 +403,13 @@ FORMATS: tuple[LineFormat, ...] = (
 )
 
 # A message of these loggers with one of these words is an offset line: one that no format
-# reads is reported, never guessed at.
+# reads is reported, never guessed at. Every format's line holds one (a line without any
+# is not tried against the formats at all).
 CANDIDATE = re.compile(
     r"Shrinking ISR|Expanding ISR|ISR updated| starts at |"
     r"Completed load of [Ll]og|Truncating |truncation of conflicting|after truncating|"
-    r"truncation is not allowed|epoch entry|PartitionLeaderEpoch|Reset fetch offset|"
-    r"UNCLEAN|unclean (?:leader )?election|RECOVERING"
+    r"truncation is not allowed|No truncation needed|epoch entry|PartitionLeaderEpoch|"
+    r"from epoch cache|Reset fetch offset|UNCLEAN|unclean (?:leader )?election|RECOVERING"
 )
 # The loggers (log4j's %c, last component) whose lines `parse` reads.
 LOGGERS = frozenset({

@@ -13,7 +13,8 @@ writer. Each class sets its own `logIdent` (a `LogContext` prefix in the Java cl
     broker=1]                                     the server's own lines: who wrote the file
 
 `split(msg)` removes one prefix and returns what it says; `writer(msg)` is the broker a
-line of any logger names as the one writing it (for `owners.py`), or None.
+server line names as the one writing the log (`[KafkaServer id=1] started`, `[Broker id=1]
+...`), or None, for `owners.py` (an offset line's own logIdent names its broker too).
 """
 
 from __future__ import annotations
@@ -43,10 +44,10 @@ _PREFIX = re.compile(
     r"|QuorumController id=\d+"
     r")\] ?"
 )
-# Lines that name the broker writing them, whatever their logger.
+# Server lines that name the broker writing the log, whatever their logger.
 _WRITER = re.compile(
     r"^\[(?:KafkaServer id=|BrokerServer id=|KafkaRaftServer nodeId=|ReplicaManager broker="
-    r"|Broker id=|Partition \S+ broker=|ReplicaFetcher replicaId=)(\d+)[\],]"
+    r"|Broker id=)(\d+)\]"
 )
 
 
@@ -64,9 +65,13 @@ def split(msg: str) -> tuple[Ident, str]:
                  int(g["fl"]) if g["fl"] else None), msg[m.end():]
 
 
+_WRITER_STARTS = ("[KafkaServer id=", "[BrokerServer id=", "[KafkaRaftServer nodeId=",
+                  "[ReplicaManager broker=", "[Broker id=")
+
+
 def writer(msg: str) -> int | None:
     """The broker a line names as its writer, or None."""
-    if not msg.startswith("["):
+    if not msg.startswith(_WRITER_STARTS):
         return None
     m = _WRITER.match(msg)
     return int(m.group(1)) if m else None

@@ -16,6 +16,7 @@ other lines of its file).
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Final
 
 from jobs.ingest.logparse.values import ints, tp
@@ -43,7 +44,9 @@ def logger_name(logger: str | None) -> str | None:
     return logger if logger == "state.change.logger" else logger.rsplit(".", 1)[-1]
 
 
+@lru_cache(maxsize=1024)
 def is_offset_logger(logger: str | None) -> bool:
+    """Whether the logger writes offset lines (a log has few loggers: cached)."""
     return logger_name(logger) in formats.LOGGERS
 
 
@@ -109,11 +112,14 @@ def _fact(f: formats.LineFormat, m: re.Match[str], ident: idents.Ident) -> Offse
 
 def parse(logger: str | None, msg: str) -> OffsetFact | None:
     """The fact of an offset line, `UNKNOWN`, or None (module docstring)."""
-    if not is_offset_logger(logger):
+    if not is_offset_logger(logger) or formats.CANDIDATE.search(msg) is None:
         return None
     ident, body = idents.split(msg)
-    word = body.split(" ", 1)[0]
-    for f, rx in (*_BY_WORD.get(word, ()), *_BY_WORD["*"]):
+    space = body.find(" ")
+    tried = _BY_WORD.get(body if space < 0 else body[:space], ())
+    if " starts at " in body:  # 1.0-2.5's leader line starts with its partition
+        tried = (*tried, *_BY_WORD["*"])
+    for f, rx in tried:
         m = rx.match(body)
         if m is not None:
             return _fact(f, m, ident)
