@@ -53,8 +53,9 @@ def find_evidence(spark: SparkSession, events: str, explicit: str | None) -> str
     if explicit:
         return explicit
     base = events.rstrip("/")
-    for candidate in (f"{base}/{EVIDENCE}", f"{base.rsplit('/', 1)[0]}/{EVIDENCE}"):
-        if "/" in base and path_exists(spark, candidate):
+    parent = base.rsplit("/", 1)[0] if "/" in base else "."
+    for candidate in (f"{base}/{EVIDENCE}", f"{parent}/{EVIDENCE}"):
+        if path_exists(spark, candidate):
             return candidate
     return None
 
