@@ -15,7 +15,7 @@ import importlib
 import sys
 from pathlib import Path
 
-COMMANDS = ("replay", "ingest", "compare", "audit", "whatif", "report")
+COMMANDS = ("replay", "ingest", "compare", "audit", "whatif", "report", "dataloss")
 
 
 def main(argv: list[str]) -> int:

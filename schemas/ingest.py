@@ -8,6 +8,9 @@ Written tables (docs/tables.md):
                              request Kafka logged, placed in the controller's order
     ingest_summary/          INGEST_SUMMARY_SCHEMA: line counts per file, and a total row
     unparsed/                UNPARSED_SCHEMA: controller-looking lines no template knows
+    offset_evidence/         OFFSET_EVIDENCE_SCHEMA: the broker's offset lines (ISR shrinks,
+                             leader and follower starts, log loads and truncations, the
+                             epoch cache, unclean elections), by broker
     metadata_records/        METADATA_RECORDS_SCHEMA: the records of KRaft metadata log
                              segments, snapshots and kafka-dump-log text
     metadata_summary/        METADATA_SUMMARY_SCHEMA: per KRaft input, what it held
@@ -36,6 +39,11 @@ def _f(name: str, dtype: T.DataType) -> T.StructField:
 
 def _longs(*names: str) -> list[T.StructField]:
     return [_f(n, T.LongType()) for n in names]
+
+
+# A dropped replica's end offset as the leader knew it (`jobs.ingest.logparse.offsets.facts`).
+_REPLICA_OFFSETS = T.ArrayType(T.StructType([
+    _f("broker_id", T.IntegerType()), _f("log_end_offset", T.LongType())]), True)
 
 
 # What one log record says (`jobs.ingest.logparse.facts.Fact`), in its field order.
@@ -78,6 +86,36 @@ INGEST_SUMMARY_SCHEMA = T.StructType([
             "lines_ignored", "lines_unparsed", "events", "observations"),
     # Release lines the line formats fit (`jobs.ingest.logparse.version`): "2.3" or "2.4-3.9".
     _f("kafka_version", T.StringType()),
+    # The file's broker offset lines (rows of offset_evidence), and the broker that wrote it.
+    _f("offset_lines", T.LongType()),
+    _f("broker_id", T.IntegerType()),
+])
+
+# One row per broker offset line (`jobs.ingest.logparse.offsets.rows.EvidenceRow` after `cluster`).
+OFFSET_EVIDENCE_SCHEMA = T.StructType([
+    _f("cluster", T.StringType()),
+    _f("file", T.StringType()),
+    _f("line", T.LongType()),
+    _f("source", T.StringType()),  # file:line
+    _f("ts", T.TimestampType()),
+    _f("broker_id", T.IntegerType()),
+    _f("broker_from", T.StringType()),  # line | file | null (no broker known)
+    _f("kind", T.StringType()),
+    _f("topic", T.StringType()),
+    _f("partition", T.IntegerType()),
+    _f("topic_id", T.StringType()),
+    _f("leader_epoch", T.IntegerType()),
+    _f("offset", T.LongType()),
+    _f("log_end_offset", T.LongType()),
+    _f("high_watermark", T.LongType()),
+    _f("isr", _INTS),
+    _f("previous_isr", _INTS),
+    _f("leader", T.IntegerType()),
+    _f("previous_leader", T.IntegerType()),
+    _f("partition_epoch", T.IntegerType()),
+    _f("replica_offsets", _REPLICA_OFFSETS),
+    _f("format", T.StringType()),
+    _f("text", T.StringType()),
 ])
 
 UNPARSED_SCHEMA = T.StructType([
@@ -107,6 +145,14 @@ PARSED_SCHEMA = T.StructType([
     _f("reason", T.StringType()),
     *_longs("n_lines", "n_extracted", "n_informational", "n_ignored", "n_unparsed",
             "first_ts", "last_ts"),
+    # An offset line's own fields (EVIDENCE rows).
+    *_longs("offset", "log_end_offset", "high_watermark"),
+    _f("previous_isr", _INTS),
+    _f("previous_leader", T.IntegerType()),
+    _f("partition_epoch", T.IntegerType()),
+    _f("topic_id", T.StringType()),
+    _f("replica_offsets", _REPLICA_OFFSETS),
+    _f("format", T.StringType()),
 ])
 
 # Per block: its file's display name, the lines before it, the timestamp carried into it
@@ -115,7 +161,7 @@ BLOCK_SCHEMA = T.StructType([
     _f("path", T.StringType()),
     _f("block", T.LongType()),
     _f("file", T.StringType()),
-    _f("offset", T.LongType()),
+    _f("lines_before", T.LongType()),
     _f("carried", T.LongType()),
     _f("file_first", T.LongType()),
 ])

@@ -190,6 +190,41 @@ INCIDENTS = _table(
         T.StructField("under_min_isr_partition_seconds", T.DoubleType(), True)]), True)),
 )
 
+# What each unclean leader election of the run lost, from the brokers' own offset lines
+# (jobs/engine/data_loss.py): exact from a truncation line, else bounds, else unknown; with the
+# lines that prove it.
+DATA_LOSS = _table(
+    _f("seq", T.LongType()),
+    _f("ts", T.TimestampType()),
+    _f("topic", T.StringType()),
+    _f("partition", T.IntegerType()),
+    _f("incident_id", T.LongType()),
+    _f("new_leader", T.IntegerType()),
+    _f("leader_epoch", T.IntegerType()),
+    _f("new_leader_end_offset", T.LongType()),
+    _f("new_leader_high_watermark", T.LongType()),
+    _f("old_leader", T.IntegerType()),
+    _f("old_isr", _INTS),
+    _f("old_leader_high_watermark", T.LongType()),
+    _f("old_leader_end_offset", T.LongType()),
+    _f("old_leader_final_end_offset", T.LongType()),
+    _f("truncations", T.ArrayType(T.StructType([
+        T.StructField("broker_id", T.IntegerType(), True),
+        T.StructField("truncated_to", T.LongType(), True),
+        T.StructField("log_end_offset", T.LongType(), True),
+        T.StructField("messages_lost", T.LongType(), True)]), True)),
+    _f("result", T.StringType()),  # exact | bounded | unknown
+    _f("messages_lost", T.LongType()),
+    _f("messages_lost_at_least", T.LongType()),
+    _f("messages_lost_at_most", T.LongType()),
+    _f("evidence", T.ArrayType(T.StructType([
+        T.StructField("role", T.StringType(), True),
+        T.StructField("broker_id", T.IntegerType(), True),
+        T.StructField("source", T.StringType(), True),
+        T.StructField("text", T.StringType(), True)]), True)),
+    _f("detail", T.StringType()),
+)
+
 # What changed in a run (jobs/engine/changes_table.py, jobs/engine/change_digest.py): per
 # change, its count and first rows.
 CHANGES = _table(
@@ -313,6 +348,7 @@ TABLES: dict[str, T.StructType] = {
     "findings": FINDINGS,
     "partition_windows": PARTITION_WINDOWS,
     "incidents": INCIDENTS,
+    "data_loss": DATA_LOSS,
     "changes": CHANGES,
     "broker_timeline": BROKER_TIMELINE,
     "controller_timeline": CONTROLLER_TIMELINE,

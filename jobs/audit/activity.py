@@ -13,6 +13,7 @@ from pyspark.sql import functions as F
 from jobs.audit.extract import AuditInputs, bounds_frame, seconds_between
 from jobs.audit.options import AuditOptions
 from jobs.audit.rows import brokers_text, check_frame
+from jobs.engine.data_loss_lines import check_text
 from schemas.audit import CRITICAL, WARNING
 from statemachine.rows import REJECTED
 
@@ -24,14 +25,24 @@ def _in_run(seq: Column) -> Column:
     return seq.isNotNull() & (seq >= F.col("first_seq")) & (seq <= F.col("last_seq"))
 
 
-def unclean_election(inputs: AuditInputs) -> DataFrame:
+def unclean_election(spark: SparkSession, inputs: AuditInputs) -> DataFrame:
     """CRITICAL: possible data loss. A leader was elected from outside the ISR (an
     `unclean_leader_election` finding): the messages the old ISR had and the new leader
-    did not are gone, and consumers may see offsets reused. Check which producers wrote
-    to the partition at that time; `since_ts` is the election."""
+    did not are gone, and consumers may see offsets reused. The detail carries what the
+    brokers' own logs say it lost (the run's `data_loss` row, `jobs.dataloss`): exactly N
+    messages from the old leader's truncation line, else bounds, else unknown, and the
+    lines that prove it. Check which producers wrote to the partition at that time;
+    `since_ts` is the election."""
     rows = inputs.findings.where(F.col("kind") == "unclean_leader_election")
+    figures = spark.createDataFrame(
+        [(r["cluster"], r["seq"], r["topic"], r["partition"], check_text(r.asDict()))
+         for r in inputs.data_loss.collect()],
+        "cluster string, seq long, topic string, partition int, loss string")
+    rows = rows.join(figures, ["cluster", "seq", "topic", "partition"], "left")
+    loss = F.coalesce(F.col("loss"), F.lit("data loss: not computed for this run (no "
+                                           "data_loss row: written before jobs.dataloss)"))
     return check_frame(rows, "unclean_election", CRITICAL,
-                       F.format_string("at seq %d: %s", F.col("seq"), F.col("detail")),
+                       F.format_string("at seq %d: %s; %s", F.col("seq"), F.col("detail"), loss),
                        topic=F.col("topic"), partition=F.col("partition"),
                        broker_id=F.col("broker_id"), since_ts=F.col("ts"))
 
@@ -160,7 +171,7 @@ def invalid_transition(inputs: AuditInputs) -> DataFrame:
 def activity_checks(spark: SparkSession, inputs: AuditInputs,
                     options: AuditOptions) -> list[DataFrame]:
     return [
-        unclean_election(inputs),
+        unclean_election(spark, inputs),
         stuck_reassignment(spark, inputs, options),
         stuck_deletion(spark, inputs, options),
         controller_churn(spark, inputs, options),

@@ -64,6 +64,7 @@ class AuditInputs(NamedTuple):
     controllers: DataFrame
     bounds: dict[str, RunBounds]
     summary: DataFrame  # the run's run_summary rows: the replay's account of the log
+    data_loss: DataFrame  # the run's data_loss rows (empty for a run written before it)
 
     @property
     def clusters(self) -> list[str]:
@@ -113,6 +114,9 @@ def read_inputs(spark: SparkSession, tables_dir: str, run_id: str,
         windows=frames["partition_windows"], brokers=frames["broker_timeline"],
         controllers=frames["controller_timeline"], bounds=bounds,
         summary=read_table_or_empty(spark, tables_dir, "run_summary").where(
+            (F.col("run_id") == run_id)
+            & (F.lit(cluster).isNull() | (F.col("cluster") == F.lit(cluster)))),
+        data_loss=read_table_or_empty(spark, tables_dir, "data_loss").where(
             (F.col("run_id") == run_id)
             & (F.lit(cluster).isNull() | (F.col("cluster") == F.lit(cluster)))),
     )

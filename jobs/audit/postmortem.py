@@ -173,9 +173,11 @@ def _rollup_lines(title: str, rollups: list[Rollup], prefix: str) -> list[str]:
 
 def format_post_mortem(run_id: str, reports: list[ClusterPostMortem],
                        incidents: dict[str, list[str]] | None = None,
-                       changes: dict[str, list[str]] | None = None) -> str:
-    """Per cluster: the totals, the run's incidents first (`jobs.audit.incidents`), then
-    the longest windows, the roll-ups, and what changed in the run (`jobs.audit.changes`)."""
+                       changes: dict[str, list[str]] | None = None,
+                       losses: dict[str, list[str]] | None = None) -> str:
+    """Per cluster: the totals, the run's incidents first (`jobs.audit.incidents`), what
+    its unclean elections lost (`data_loss`, `jobs.engine.data_loss_lines`), then the longest
+    windows, the roll-ups, and what changed in the run (`jobs.audit.changes`)."""
     lines = [f"== audit post-mortem: run {run_id} =="]
     if not reports:
         lines.append("no events in the run")
@@ -191,6 +193,10 @@ def format_post_mortem(run_id: str, reports: list[ClusterPostMortem],
             lines.append("  incidents (the event that took partitions offline or under min "
                          "ISR):")
             lines += [f"    {line}" for line in found]
+        lost = (losses or {}).get(pm.cluster, [])
+        if lost:
+            lines.append("  data loss of the unclean elections (from the brokers' logs):")
+            lines += [f"    {line}" for line in lost]
         if pm.windows:
             lines += _window_lines(pm)
         changed = (changes or {}).get(pm.cluster, [])

@@ -20,7 +20,7 @@ from pyspark.sql import functions as F
 
 from jobs.audit.changes import change_lines
 from jobs.audit.checks import CHECKS, all_checks
-from jobs.audit.extract import AuditInputError, read_inputs
+from jobs.audit.extract import AuditInputError, AuditInputs, read_inputs
 from jobs.audit.incidents import incident_lines
 from jobs.audit.load import write_checks
 from jobs.audit.observed import ObservedSnapshot, load_observed
@@ -31,6 +31,7 @@ from jobs.audit.postmortem import (
     post_mortem,
     run_periods,
 )
+from jobs.engine.data_loss_lines import post_mortem_line
 from schemas.audit import SEVERITIES
 
 log = logging.getLogger(__name__)
@@ -127,6 +128,15 @@ def format_verdict(verdict: str, counts: list[CheckCount]) -> str:
     return f"audit verdict: {verdict} ({'; '.join(parts) or 'nothing found'})"
 
 
+def loss_lines(inputs: AuditInputs) -> dict[str, list[str]]:
+    """Per cluster, a line per unclean election of the run: what it lost (`data_loss`)."""
+    out: dict[str, list[str]] = {}
+    for r in sorted(inputs.data_loss.collect(), key=lambda r: (r["cluster"], r["seq"],
+                                                               r["topic"], r["partition"])):
+        out.setdefault(r["cluster"], []).append(post_mortem_line(r.asDict(recursive=True)))
+    return out
+
+
 def _audit(spark: SparkSession, tables_dir: str, run_id: str,
            options: AuditOptions) -> AuditResult:
     snapshot = load_observed(options.observed)
@@ -146,9 +156,10 @@ def _audit(spark: SparkSession, tables_dir: str, run_id: str,
     reports = post_mortem(spark, inputs, periods, options.top)
     incidents = incident_lines(spark, tables_dir, run_id, options.cluster, options.top)
     changes = change_lines(spark, tables_dir, run_id, options.cluster)
+    losses = loss_lines(inputs)
     verdict, exit_code = verdict_of(counts, options.fail_on)
-    report = "\n".join([format_post_mortem(run_id, reports, incidents, changes), examples,
-                        format_verdict(verdict, counts)])
+    report = "\n".join([format_post_mortem(run_id, reports, incidents, changes, losses),
+                        examples, format_verdict(verdict, counts)])
     _say(options, "\n" + report)
     return AuditResult(run_id, verdict, exit_code, options.fail_on, counts, reports,
                        unreadable, table, report)

@@ -41,6 +41,7 @@ class Settings:
     verdict_json: str | None = None  # with --audit: jobs.audit.publish
     prometheus: str | None = None
     release: str = ""  # which Kafka release line is replayed, and why (one line)
+    offset_evidence: str | None = None  # jobs.engine.data_loss_table: else beside --events
 
     @property
     def layout(self) -> CheckpointLayout:

@@ -33,6 +33,7 @@ from jobs.common import kill_points
 from jobs.engine.batch_sink import BatchSink
 from jobs.engine.changes_table import write_changes
 from jobs.engine.codec import rows_to_record_batch
+from jobs.engine.data_loss_table import find_evidence, write_data_loss
 from jobs.engine.event_log import (
     read_events,
     stream_events,
@@ -234,6 +235,7 @@ def summary_stage(spark: SparkSession, s: Settings, timeline: TimelineStage,
     write_incidents(s.out, s.run_id, runs,
                     {c: r.period_end_us for c, r in rollups.items()})
     write_changes(s.out, s.run_id, runs, facts, timeline.timelines)
+    write_data_loss(s.out, s.run_id, find_evidence(s.events, s.offset_evidence), log.info)
     kill_points.reached("summary_written")
     applied = timeline.applied_through
     for cluster, c in counts.items():

@@ -17,6 +17,10 @@ Writes Parquet tables under --out (schemas in `schemas.ingest`):
     unparsed/                controller-looking lines no template knows: file, line, text
     events/_kafka_release.json  the release lines detected, per file and in total: the
                              replay's default `--kafka-version` (`jobs.ingest.release`)
+    offset_evidence/         the broker's offset lines of server.log / state-change.log (ISR
+                             shrinks, leader and follower starts, log loads, truncations,
+                             the epoch cache, unclean elections), with the broker that wrote
+                             each (`jobs.ingest.logparse.offsets`); what `jobs.dataloss` reads
 
 KRaft metadata logs among the inputs (log segments of `__cluster_metadata-0/`, `*.checkpoint`
 snapshots, `kafka-dump-log --cluster-metadata-decoder` text; told apart by content) are
@@ -64,6 +68,7 @@ from jobs.ingest.logparse.assemble import (
 )
 from jobs.ingest.logparse.envelope import Clock
 from jobs.ingest.logparse.facts import EVENT_KINDS, OBSERVED_EVENT_KINDS, Fact, Located
+from jobs.ingest.logparse.offsets.owners import file_owners
 from jobs.ingest.logparse.pipeline import DEFAULT_INCLUDE, wanted
 from jobs.ingest.logparse.seeding import LEADERSHIP_KINDS, SNAPSHOT_KIND
 from jobs.ingest.logparse.version import MARKERS, detect
@@ -77,6 +82,7 @@ from schemas.ingest import (
     BLOCK_SCHEMA,
     INGEST_SUMMARY_SCHEMA,
     OBSERVED_SCHEMA,
+    OFFSET_EVIDENCE_SCHEMA,
     PARSED_SCHEMA,
     UNPARSED_SCHEMA,
 )
@@ -292,7 +298,7 @@ class BlockPlacement(NamedTuple):
     path: str
     block: int
     file: str
-    offset: int
+    lines_before: int
     carried: int | None
     file_first: int | None
 
@@ -320,10 +326,10 @@ def place_blocks(counts: list[BlockCount]
         in_order = sorted(by_path[path], key=attrgetter("block"))
         name = path[len(root):] if path.startswith(root) else path
         first = next((c.first_ts for c in in_order if c.first_ts is not None), None)
-        offset, carried = 0, None
+        before, carried = 0, None
         for c in in_order:
-            table.append(BlockPlacement(path, c.block, name, offset, carried, first))
-            offset += c.n_lines
+            table.append(BlockPlacement(path, c.block, name, before, carried, first))
+            before += c.n_lines
             if c.last_ts is not None:
                 carried = c.last_ts
             lines[name] = lines.get(name, LineCounts()).plus(LineCounts(
@@ -338,7 +344,7 @@ def locate(spark: SparkSession, parsed: DataFrame, table: list[BlockPlacement]) 
         parsed.filter(F.col("rtype") != blocks.COUNT)
         .join(F.broadcast(spark.createDataFrame(table, BLOCK_SCHEMA)), on=["path", "block"],
               how="inner")
-        .withColumn("line", F.col("rline") + F.col("offset") + 1)
+        .withColumn("line", F.col("rline") + F.col("lines_before") + 1)
         .withColumn("ts_eff", F.coalesce("ts_fill", "carried", "file_first", F.lit(0)))
     )
 
@@ -460,6 +466,38 @@ class Tables(NamedTuple):
     assembled: DataFrame  # persisted: the events before their contract's columns
     lines: dict[str, LineCounts]  # per file (display name)
     markers: dict[str, frozenset[str]]  # per file (display name): version markers seen
+    evidence: DataFrame  # persisted: offset_evidence
+    owners: dict[str, int]  # file (display name) -> the broker that wrote it
+
+
+def file_brokers(parsed: DataFrame, table: list[BlockPlacement], files: list[str]
+                 ) -> dict[str, int]:
+    """Each file's broker (`jobs.ingest.logparse.offsets.owners`), from the brokers its lines name
+    as their writer (a few WRITER rows per block)."""
+    names = {b.path: b.file for b in table}
+    named: dict[str, set[int]] = {f: set() for f in files}
+    for r in parsed.filter(F.col("rtype") == blocks.WRITER).select(
+            "path", "broker_id").distinct().collect():
+        named.setdefault(names.get(r["path"], r["path"]), set()).add(r["broker_id"])
+    return file_owners(named)
+
+
+def evidence_table(spark: SparkSession, located: DataFrame, owners: dict[str, int],
+                   cluster: str) -> DataFrame:
+    """`offset_evidence`: the offset lines, each with the broker its line names, else its
+    file's (`broker_from`)."""
+    known = spark.createDataFrame(sorted(owners.items()), "file string, owner int")
+    rows = located.filter(F.col("rtype") == blocks.EVIDENCE).join(
+        F.broadcast(known), "file", "left")
+    broker_from = (F.when(F.col("broker_id").isNotNull(), F.lit("line"))
+                   .when(F.col("owner").isNotNull(), F.lit("file")))
+    computed = {
+        "cluster": F.lit(cluster), "source": F.concat_ws(":", "file", F.col("line").cast(
+            "string")), "ts": F.timestamp_micros("ts_eff"),
+        "broker_id": F.coalesce("broker_id", "owner"), "broker_from": broker_from}
+    return rows.select(*[computed.get(f.name, F.col(f.name)).cast(f.dataType).alias(f.name)
+                         for f in OFFSET_EVIDENCE_SCHEMA.fields]) \
+        .to(OFFSET_EVIDENCE_SCHEMA).persist()
 
 
 def version_markers(spark: SparkSession, files: list[str]) -> dict[str, frozenset[str]]:
@@ -484,9 +522,11 @@ def transform(spark: SparkSession, parsed: DataFrame, counts: list[BlockCount],
     located = locate(spark, parsed, table)
     facts = located.filter(F.col("rtype") == blocks.FACT).select(*blocks.SORTED_COLUMNS)
     assembled = assemble_events(facts, args.assume_controller, live)
+    owners = file_brokers(parsed, table, sorted(lines))
     return Tables(events_table(assembled, cluster), observed_table(facts, assembled, cluster),
                   unparsed_table(located, cluster), assembled, lines,
-                  version_markers(spark, sorted({c.path for c in counts})))
+                  version_markers(spark, sorted({c.path for c in counts})),
+                  evidence_table(spark, located, owners, cluster), owners)
 
 
 # -- load ----------------------------------------------------------------------------------
@@ -505,15 +545,19 @@ class SummaryRow(NamedTuple):
     events: int
     observations: int
     kafka_version: str | None  # the release lines the file's formats fit, e.g. "2.4-3.9"
+    offset_lines: int = 0  # rows of offset_evidence
+    broker_id: int | None = None  # the broker that wrote the file (`offsets.owners`)
 
     @classmethod
     def of(cls, cluster: str, file: str, lines: LineCounts, events: int, observations: int,
-           markers: frozenset[str] = frozenset()) -> SummaryRow:
+           markers: frozenset[str] = frozenset(), offset_lines: int = 0,
+           broker_id: int | None = None) -> SummaryRow:
         found = detect(markers)
         return cls(cluster, file, lines.lines_read,
                    lines.lines_extracted + lines.lines_informational, lines.lines_extracted,
                    lines.lines_informational, lines.lines_ignored, lines.lines_unparsed,
-                   events, observations, found.text() if found else None)
+                   events, observations, found.text() if found else None, offset_lines,
+                   broker_id)
 
 
 def rows_per_file(table: DataFrame) -> dict[str, int]:
@@ -527,9 +571,11 @@ def summary_rows(tables: Tables, cluster: str) -> list[SummaryRow]:
     """One row per file, then the total (file "*"), whose events include an assumed
     failover, which has no file."""
     events, observations = rows_per_file(tables.events), rows_per_file(tables.observed)
+    evidence = rows_per_file(tables.evidence)
     markers = tables.markers
     rows = [SummaryRow.of(cluster, name, tables.lines[name], events.get(name, 0),
-                          observations.get(name, 0), markers.get(name, frozenset()))
+                          observations.get(name, 0), markers.get(name, frozenset()),
+                          evidence.get(name, 0), tables.owners.get(name))
             for name in sorted(tables.lines)]
     total_lines = LineCounts()
     for lines in tables.lines.values():
@@ -537,7 +583,8 @@ def summary_rows(tables: Tables, cluster: str) -> list[SummaryRow]:
     # The total's range fits every file (null when the files disagree).
     rows.append(SummaryRow.of(cluster, "*", total_lines, tables.events.count(),
                               sum(r.observations for r in rows),
-                              frozenset().union(*markers.values())))
+                              frozenset().union(*markers.values()),
+                              sum(r.offset_lines for r in rows)))
     return rows
 
 
@@ -546,6 +593,7 @@ def load(spark: SparkSession, tables: Tables, cluster: str, out: str) -> Summary
     tables.events.write.mode("overwrite").parquet(f"{out}/events")
     tables.observed.write.mode("overwrite").parquet(f"{out}/observed_state_changes")
     tables.unparsed.write.mode("overwrite").parquet(f"{out}/unparsed")
+    tables.evidence.write.mode("overwrite").parquet(f"{out}/offset_evidence")
     rows = summary_rows(tables, cluster)
     spark.createDataFrame(rows, INGEST_SUMMARY_SCHEMA).coalesce(1).write.mode(
         "overwrite").parquet(f"{out}/ingest_summary")
@@ -591,18 +639,19 @@ def run_logs(spark: SparkSession, args: argparse.Namespace, files: list[str],
     tables = transform(spark, extracted.parsed, extracted.counts, args)
     out = args.out.rstrip("/")
     total = load(spark, tables, args.cluster or DEFAULT_CLUSTER, out)
-    for df in (extracted.parsed, tables.assembled, tables.observed):
+    for df in (extracted.parsed, tables.assembled, tables.observed, tables.evidence):
         df.unpersist()
     result: dict[str, float] = {
         **{k: v for k, v in total._asdict().items()
-           if k not in ("cluster", "file", "lines_used", "kafka_version")},
+           if k not in ("cluster", "file", "lines_used", "kafka_version", "broker_id")},
         "files": len(tables.lines), "skipped_files": len(extracted.skipped),
         "seconds": round(time.time() - t0, 1), "parse_seconds": round(t_parse - t0, 1)}
     log(f"line formats of Kafka {total.kafka_version or '(not recognised)'}")
     log(f"{result['files']} files, {total.lines_read} lines read, "
         f"{total.lines_used} used ({total.lines_extracted} extracted), "
         f"{total.lines_ignored} ignored, {total.lines_unparsed} unparsed; {total.events} "
-        f"events, {total.observations} observations; {result['seconds']} s -> {out}")
+        f"events, {total.observations} observations, {total.offset_lines} broker offset "
+        f"lines; {result['seconds']} s -> {out}")
     return result
 
 

@@ -32,6 +32,7 @@ from jobs.common.session import (
     read_properties,
     under_spark_submit,
 )
+from jobs.engine.data_loss_table import evidence_problem
 from jobs.engine.event_log import NeedsSpark, check_event_files
 from jobs.engine.failures import nested_problem
 from jobs.engine.initial_state import read_initial_state
@@ -81,6 +82,7 @@ def settings_of(args: argparse.Namespace) -> Settings:
         rebuild=bool(args.rebuild),
         verdict_json=args.verdict_json,
         prometheus=args.prometheus,
+        offset_evidence=args.offset_evidence,
         release=f"Kafka {release.version} (profile {profile_for(release.version).name}): "
                 f"{release.reason}",
     )
@@ -103,7 +105,8 @@ def early_problem(s: Settings) -> str | None:
                 "give the --checkpoint to rebuild (without one every run is a full replay)")
     return (run_id_problem(s.run_id) or unsupported_path_problem("--out", s.out)
             or unsupported_path_problem("--checkpoint", s.checkpoint)
-            or nested_problem(s.events, s.out, s.checkpoint or None) or audit_flags_problem(s))
+            or nested_problem(s.events, s.out, s.checkpoint or None) or audit_flags_problem(s)
+            or evidence_problem(s.offset_evidence))
 
 
 def audit_flags_problem(s: Settings) -> str | None:

@@ -22,6 +22,7 @@ from pyspark.sql import SparkSession
 from jobs.common.config import DEFAULTS, load_config
 from jobs.common.exitcodes import CHECKPOINT_BUSY, BadInput
 from jobs.common.session import session_for_config
+from jobs.engine.data_loss_table import evidence_problem, find_evidence, write_data_loss
 from jobs.engine.failures import nested_problem, out_problem
 from jobs.engine.kraft.metadata_source import (
     KraftInput,
@@ -76,7 +77,7 @@ def kraft_main(argv: list[str] | None, kraft: KraftInput,
              f"kafka_version={version} (KRaft profile {profile.name})")
     if spark is None:
         spark = session_for_config(cfg, cfg_path, args.master)
-    problem = out_problem(args.out, run_id)
+    problem = out_problem(args.out, run_id) or evidence_problem(args.offset_evidence)
     if problem is not None:
         raise BadInput(problem)
     min_isr = int(cfg["min_insync_replicas"])
@@ -91,6 +92,8 @@ def kraft_main(argv: list[str] | None, kraft: KraftInput,
             return rc
     else:
         replay_kraft(spark, kraft, args.out, run_id, profile, min_isr)
+    write_data_loss(args.out, run_id, find_evidence(args.events, args.offset_evidence),
+                    log.info)
     if not args.audit:
         return 0
     from jobs.audit import options_from_config, run_audit

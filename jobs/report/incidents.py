@@ -1,6 +1,7 @@
-"""The page's incidents and its "what changed" digest: the replay's `incidents` and
-`changes` tables of one run (small: one row per incident, one per change). Tables written
-before either existed read as None, and the page says so."""
+"""The page's incidents, what their unclean elections lost, and its "what changed"
+digest: the replay's `incidents`, `data_loss` and `changes` tables of one run (small: one
+row per incident, per election, per change). Tables written before one existed read as
+None, and the page says so."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from typing import Any, NamedTuple
 import pyarrow.compute as pc
 
 from jobs.engine.change_digest import named
+from jobs.engine.data_loss_lines import figure
 from jobs.report.tables import microseconds, open_table, read
 
 INCIDENT_COLUMNS = [
@@ -23,7 +25,41 @@ INCIDENT_COLUMNS = [
 
 class Incidents(NamedTuple):
     total: int
-    rows: list[dict[str, Any]]  # the worst, in time order
+    rows: list[dict[str, Any]]  # the worst, in time order; each with its `losses`
+
+
+class Loss(NamedTuple):
+    """A `data_loss` row as the page shows it."""
+
+    cluster: str
+    incident_id: int | None
+    seq: int
+    ts: int | None
+    partition: str  # t-0
+    result: str
+    figure: str  # `jobs.engine.data_loss_lines.figure`
+    detail: str
+    proof: list[tuple[str, str]]  # (file:line, the line)
+
+
+LOSS_COLUMNS = ["cluster", "incident_id", "seq", "ts", "topic", "partition", "result",
+                "messages_lost", "messages_lost_at_least", "messages_lost_at_most", "detail",
+                "evidence"]
+
+
+def losses(tables_dir: Path, run_id: str) -> list[Loss] | None:
+    """The run's unclean elections and what they lost, in seq order; None when the replay
+    wrote no `data_loss`."""
+    if not (tables_dir / "data_loss").is_dir():
+        return None
+    table = read(open_table(tables_dir, "data_loss"), run_id, LOSS_COLUMNS)
+    table = table.set_column(table.schema.get_field_index("ts"), "ts",
+                             microseconds(table.column("ts")))
+    rows = sorted(table.to_pylist(), key=lambda r: (r["cluster"], r["seq"], r["topic"],
+                                                    r["partition"]))
+    return [Loss(r["cluster"], r["incident_id"], r["seq"], r["ts"],
+                 f"{r['topic']}-{r['partition']}", r["result"], figure(r), r["detail"],
+                 [(e["source"], e["text"]) for e in r["evidence"] or []]) for r in rows]
 
 
 @dataclass(frozen=True)
@@ -41,9 +77,12 @@ def who(event: str | None, broker: int | None) -> str:
     return event if broker is None else f"{event} of broker {broker}"
 
 
-def incidents(tables_dir: Path, run_id: str, top: int) -> Incidents | None:
+def incidents(tables_dir: Path, run_id: str, top: int,
+              lost: list[Loss] | None = None) -> Incidents | None:
     """The run's `top` incidents with the most offline, then under-min-ISR,
-    partition-seconds, in start order; None when the replay wrote no `incidents`."""
+    partition-seconds, in start order, each with what its unclean elections lost
+    (`losses`: those whose election closed one of its offline windows); None when the
+    replay wrote no `incidents`."""
     if not (tables_dir / "incidents").is_dir():
         return None
     table = read(open_table(tables_dir, "incidents"), run_id, INCIDENT_COLUMNS)
@@ -58,6 +97,8 @@ def incidents(tables_dir: Path, run_id: str, top: int) -> Incidents | None:
         r["cause"] = who(r["cause_event"], r["cause_broker"])
         r["recovery"] = who(r["recovery_event"], r["recovery_broker"])
         r["topics"] = ", ".join(t["topic"] for t in r["worst_topics"] or [])
+        r["losses"] = [x for x in lost or [] if (x.cluster, x.incident_id) == (
+            r["cluster"], r["incident_id"])]
     return Incidents(len(rows), sorted(worst, key=lambda r: (r["start_ts"] or 0, r["cluster"],
                                                              r["incident_id"])))
 

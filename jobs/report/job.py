@@ -3,7 +3,7 @@
     python -m jobs.report --tables DIR [--run-id ID] [--audit DIR]
         [--whatif DIR [--whatif-run-id ID]] --out FILE
 
---tables is the replay's --out (`run_summary/`, `incidents/`, `changes/`,
+--tables is the replay's --out (`run_summary/`, `incidents/`, `data_loss/`, `changes/`,
 `partition_windows/`, `broker_timeline/`, `controller_timeline/`, `findings/` and the three
 request tables, partitioned by run_id; the newest run in run_summary unless --run-id);
 --audit the audit's --out (`audit_checks/`);
@@ -29,7 +29,7 @@ from jobs.common.cli import command_parser
 from jobs.common.command import run_job
 from jobs.engine.change_digest import CHANGES
 from jobs.report import activity, availability, brokers, figures, timeline
-from jobs.report.incidents import changes, incidents
+from jobs.report.incidents import changes, incidents, losses
 from jobs.report.page import Figures, Page, write
 from jobs.report.tables import (
     ReportInputError,
@@ -52,7 +52,7 @@ DIFF_ROWS = 50
 REPLAY_TABLES: tuple[str, ...] = (
     "run_summary", "partition_windows", "broker_timeline", "controller_timeline", "findings",
     "state_changes", "leader_and_isr_requests", "update_metadata_requests",
-    "stop_replica_requests", "partition_states", "incidents", "changes",
+    "stop_replica_requests", "partition_states", "incidents", "changes", "data_loss",
 )
 
 
@@ -94,11 +94,13 @@ def build_page(tables_dir: Path, run_id: str, audit_dir: Path | None,
         requests=figures.requests_figure(requests) if requests else None,
         whatif=figures.whatif_figure(impact.variants) if impact and impact.variants else None,
     )
+    lost = losses(tables_dir, run_id)
     return Page(
         run_id=run_id,
         summary=activity.run_summary(tables_dir, run_id),
         offline_at_end=availability.offline_at_end(tables_dir, run_id),
-        incidents=incidents(tables_dir, run_id, TOP_ROWS),
+        incidents=incidents(tables_dir, run_id, TOP_ROWS, lost),
+        data_loss=lost,
         changes=changes(tables_dir, run_id, CHANGES),
         span=span,
         series=series,

@@ -14,7 +14,7 @@ from markupsafe import Markup
 from jobs.report import formats
 from jobs.report.activity import REQUEST_TYPES, Group, RequestRow, Summary
 from jobs.report.availability import Availability, OfflineAtEnd
-from jobs.report.incidents import ChangeRow, Incidents
+from jobs.report.incidents import ChangeRow, Incidents, Loss
 from jobs.report.timeline import StepSeries, TimeRange
 from jobs.report.whatif import WhatIf
 
@@ -31,6 +31,7 @@ class Page(NamedTuple):
     summary: Summary
     offline_at_end: OfflineAtEnd
     incidents: Incidents | None  # None: tables written before the replay wrote incidents
+    data_loss: list[Loss] | None  # None: likewise for `data_loss`
     changes: list[ChangeRow] | None  # None: likewise for `changes`
     span: TimeRange
     series: list[StepSeries]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 from pyspark.sql import types as T
 
+from jobs.engine.data_loss import DataLossRow
 from schemas.events import EVENT_SCHEMA
 from schemas.state import REPLAY_INPUT_SCHEMA, STATE_SCHEMA, TAGGED_SCHEMA
 from schemas.tables import QUARANTINE, TABLES, payload_columns
@@ -24,6 +25,7 @@ ROW_TYPES = {
     "partition_windows": rows.PartitionWindowRow,
     "broker_timeline": rows.BrokerIntervalRow,
     "controller_timeline": rows.ControllerRow,
+    "data_loss": DataLossRow,
 }
 
 

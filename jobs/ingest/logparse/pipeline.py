@@ -16,6 +16,9 @@ from jobs.ingest.logparse import records as R
 from jobs.ingest.logparse.assemble import EventRow, ObservedRow, assemble, order_key
 from jobs.ingest.logparse.envelope import Clock
 from jobs.ingest.logparse.facts import Located
+from jobs.ingest.logparse.offsets.facts import OffsetFact
+from jobs.ingest.logparse.offsets.owners import file_owners
+from jobs.ingest.logparse.offsets.rows import EvidenceRow, evidence_row
 
 
 @dataclass
@@ -55,6 +58,16 @@ class IngestResult:
     summary: list[FileSummary]
     unparsed: list[UnparsedRow] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)  # files of a folder not read (`wanted`)
+    evidence: list[EvidenceRow] = field(default_factory=list)  # offset lines, file order
+    owners: dict[str, int] = field(default_factory=dict)  # file -> the broker that wrote it
+
+
+@dataclass
+class FileOffsets:
+    """A file's offset lines (line, timestamp, fact, text) and the brokers it names."""
+
+    lines: list[tuple[int, int, OffsetFact, str]] = field(default_factory=list)
+    writers: set[int] = field(default_factory=set)
 
 
 # File names read when a folder is given (files named explicitly are always read): Kafka's
@@ -114,8 +127,8 @@ def read_lines(path: str) -> Iterator[str]:
 
 
 def parse_file(lines: Iterable[str], name: str, clock: Clock,
-               summary: FileSummary, unparsed: list[UnparsedRow]
-               ) -> list[tuple[Located, int, int]]:
+               summary: FileSummary, unparsed: list[UnparsedRow],
+               offsets: FileOffsets | None = None) -> list[tuple[Located, int, int]]:
     """(located fact, effective timestamp, index in record) per fact of one file.
 
     A record without a timestamp (a quoted line, a blog excerpt) takes the last timestamp
@@ -131,6 +144,15 @@ def parse_file(lines: Iterable[str], name: str, clock: Clock,
             unparsed.append(UnparsedRow(name, rec.line, ts, rec.text, rec.reason or ""))
         for i, f in enumerate(rec.facts):
             out.append((Located(name, rec.line, ts, rec.observed_by, f), last_ts, i))
+        if offsets is not None:
+            if rec.writer is not None:
+                offsets.writers.add(rec.writer)
+            for fact in rec.evidence:
+                offsets.lines.append((rec.line, last_ts if last_ts is not None else -1, fact,
+                                      rec.header))
+    if offsets is not None:  # lines before the file's first timestamp take that one
+        offsets.lines = [(n, ts if ts >= 0 else effective_ts(None, first_ts), f, t)
+                         for n, ts, f, t in offsets.lines]
     return [(loc, effective_ts(carried, first_ts), i) for loc, carried, i in out]
 
 
@@ -148,11 +170,18 @@ def ingest(paths: Iterable[str], tz: str = "UTC", assume_controller: int | None 
     summaries: list[FileSummary] = []
     unparsed: list[UnparsedRow] = []
     allfacts: list[tuple[Located, int, int]] = []
+    offsets: dict[str, FileOffsets] = {}
     for path in files:
         s = FileSummary(names[path])
         summaries.append(s)
-        allfacts += parse_file(read_lines(path), names[path], clock, s, unparsed)
+        offsets[names[path]] = FileOffsets()
+        allfacts += parse_file(read_lines(path), names[path], clock, s, unparsed,
+                               offsets[names[path]])
     allfacts.sort(key=lambda x: order_key(x[0].file, x[0].line, x[1], x[2]))
     events, observations = assemble(((loc, ts) for loc, ts, _ in allfacts),
                                     assume_controller, assume_live)
-    return IngestResult(events, observations, summaries, unparsed, sorted(skipped))
+    owners = file_owners({name: o.writers for name, o in offsets.items()})
+    evidence = [evidence_row(name, n, ts, fact, text, owners)
+                for name in sorted(offsets) for n, ts, fact, text in offsets[name].lines]
+    return IngestResult(events, observations, summaries, unparsed, sorted(skipped),
+                        evidence, owners)

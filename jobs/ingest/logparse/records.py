@@ -11,6 +11,12 @@ Every line ends with exactly one status, so the summary reconciles
 * informational  a known controller template that carries nothing to replay
 * ignored        not controller-related (other loggers, server.log lines, file comments)
 * unparsed       looked controller-related but no template knows it: kept with its text
+
+A broker's offset line (`jobs.ingest.logparse.offsets`: ISR shrinks, leader and follower starts, log
+loads and truncations, the epoch cache, unclean elections) is extracted too, as an
+`OffsetFact` in the record's `evidence`; one of those loggers' lines that looks like an
+offset line but fits no format is unparsed. `writer` is the broker a line names as the one
+writing it (`offsets.owners` tells each file's broker from them).
 """
 
 from __future__ import annotations
@@ -21,6 +27,9 @@ from typing import NamedTuple
 
 from jobs.ingest.logparse import envelope, idents, known, patterns
 from jobs.ingest.logparse.facts import BROKER_SIDE_KINDS, Fact
+from jobs.ingest.logparse.offsets import idents as offset_idents
+from jobs.ingest.logparse.offsets import parse as offsets
+from jobs.ingest.logparse.offsets.facts import OffsetFact
 from jobs.ingest.logparse.outcomes import failure_outcome
 from statemachine.rows import FAILED
 
@@ -36,6 +45,7 @@ _CONTROLLER_EXCEPTION = re.compile(
     r"java\.lang\.IllegalStateException: (?:Replica|Partition) )"
 )
 _MAX_WRAP_JOIN = 3
+OFFSET_UNKNOWN = "a broker offset line no known format reads (jobs.ingest.logparse.offsets)"
 # log4j 1.x's JMX registration of a logger (`AbstractDynamicMBean.preRegister`), written
 # under the logger being registered (`state.change.logger` too): log4j's, not Kafka's.
 _LOG4J_JMX = re.compile(r"preRegister called\. Server=\S*, name=log4j:")
@@ -50,6 +60,9 @@ class Record(NamedTuple):
     facts: list[Fact]
     text: str  # the record's text (kept for unparsed records)
     reason: str | None
+    evidence: tuple[OffsetFact, ...] = ()  # what an offset line says (`logparse.offsets`)
+    writer: int | None = None  # the broker the line names as its writer
+    header: str = ""  # the record's first line, as read (an offset line's proof)
 
 
 def classify(env: envelope.Envelope, conts: list[str]) -> tuple[str, str, list[Fact], str | None]:
@@ -140,9 +153,21 @@ def _record(start: int, header: str, env: envelope.Envelope, conts: list[str]) -
                 break
     rest = conts[joined:]
     status, by, facts, reason = classify(env, rest)
+    evidence: tuple[OffsetFact, ...] = ()
+    found = offsets.parse(env.logger, env.msg)
+    if found is offsets.UNKNOWN:
+        if status == IGNORED:
+            status, by, reason = UNPARSED, idents.BROKER, OFFSET_UNKNOWN
+    elif found is not None:
+        evidence = (found,)
+        if status in (IGNORED, INFORMATIONAL):
+            status, by = EXTRACTED, idents.BROKER
     text = header if not rest else header + "\n" + "\n".join(rest)
+    writer = evidence[0].broker_id if evidence else None
     return Record(start, n, status, env.ts, by, facts,
-                  text if status == UNPARSED else "", reason)
+                  text if status == UNPARSED else "", reason, evidence,
+                  offset_idents.writer(env.msg) if writer is None else writer,
+                  header if evidence else "")
 
 
 def _orphan(line_no: int, line: str) -> Record:

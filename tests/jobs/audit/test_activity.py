@@ -26,7 +26,7 @@ def test_controller_churn_lists_failovers_in_seq_order(spark: SparkSession) -> N
         stop_replica=unused, findings=unused, windows=unused, brokers=unused,
         controllers=controllers,
         bounds={"default": RunBounds("default", 1, 100, ts_of(100).astimezone(UTC))},
-        summary=unused)
+        summary=unused, data_loss=unused)
     [row] = controller_churn(spark, inputs, AuditOptions(max_failovers=2)).collect()
     assert row["detail"] == ("3 controller failovers in the run (> 2): 9:broker 2 (epoch 2), "
                              "10:broker 1 (epoch 3), 100:broker 1 (epoch 4)")

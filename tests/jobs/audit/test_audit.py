@@ -135,6 +135,11 @@ def test_each_check_fires_on_the_outage_log(spark: SparkSession, tables: dict[st
     assert where["at_min_isr_partition"] == [("dirty", 0, None), ("pair", 0, None),
                                              ("solo", 0, None)]
     assert where["unclean_election"] == [("dirty", 0, 1)]
+    # No broker log was given to the replay: the figure is unknown, and says why.
+    assert found["unclean_election"][0]["detail"].endswith(
+        "; data loss: unknown for dirty-0: no broker offset evidence was given "
+        "(offset_evidence beside the events, or --offset-evidence) (broker 1 elected at "
+        "leader epoch 1; old leader broker 3); proof: no line")
     assert where["stuck_reassignment"] == [("moving", 0, None)]
     assert where["stuck_deletion"] == [("doomed", 0, 2), ("doomed", 0, None)]
     # Broker 3 is the preferred replica of solo (no leader) and dirty (led by 1): 100%.
@@ -148,6 +153,9 @@ def test_each_check_fires_on_the_outage_log(spark: SparkSession, tables: dict[st
     # The incident comes first, in one line with its seq and time: broker 3's failure took
     # solo-0 (its only replica) offline, and nothing brought it back.
     lines = out.splitlines()
+    lost = lines.index("  data loss of the unclean elections (from the brokers' logs):")
+    # Broker 1 was elected in the failure's own event: no offline window, no incident.
+    assert lines[lost + 1].startswith("    seq 60: unknown for dirty-0: ")
     incident = next(i for i, line in enumerate(lines) if "incident at seq 60:" in line)
     assert incident < next(i for i, line in enumerate(lines) if "longest offline" in line)
     assert ("incident at seq 60: BrokerFailure of broker 3 at 2026-11-20 00:01:00 took 1 "

@@ -18,6 +18,7 @@ COMMANDS = {
     "replay": "jobs.replay.job", "audit": "jobs.audit.job", "whatif": "jobs.whatif.job",
     "report": "jobs.report.job", "sim": "jobs.sim.cli", "ingest": "jobs.ingest.job",
     "compare": "jobs.compare.job", "sample": "jobs.sample.job", "bench": "jobs.bench.job",
+    "dataloss": "jobs.dataloss.job",
 }
 
 

@@ -325,7 +325,7 @@ def test_compare_job_reads_empty_and_missing_replay_tables(spark: Any, tmp_path:
         shutil.rmtree(tmp_path / "replay" / table)  # as an older replay left them
     # The ingest dated the log's formats to 1.0-2.2: compare holds it to the 2.2 profile.
     from schemas.ingest import INGEST_SUMMARY_SCHEMA
-    spark.createDataFrame([("blog", "*", 0, 0, 0, 0, 0, 0, 0, 0, "1.0-2.2")],
+    spark.createDataFrame([("blog", "*", 0, 0, 0, 0, 0, 0, 0, 0, "1.0-2.2", 0, None)],
                           INGEST_SUMMARY_SCHEMA).write.parquet(
         str(tmp_path / "ingest" / "ingest_summary"))
 

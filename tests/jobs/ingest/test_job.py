@@ -13,6 +13,7 @@ from jobs.engine.event_log import check_event_files
 from jobs.ingest import job as ingest_logs
 from jobs.ingest.logparse import pipeline, version
 from schemas.events import EVENT_SCHEMA
+from schemas.ingest import OFFSET_EVIDENCE_SCHEMA
 from tests.helpers import INGEST_FIXTURES
 
 FIX = INGEST_FIXTURES
@@ -98,6 +99,28 @@ def test_ingest_job_matches_pure_pipeline(spark: Any, tmp_path: Path) -> None:
     assert summary["versions/ak3.7/controller.log"].kafka_version == "3.5-3.9"
     assert total.kafka_version is None
 
+    # The broker offset lines (tests/fixtures/ingest/broker-logs and the real logs' server.log
+    # lines) come out of Spark as the pure pipeline reads them, each with the broker that
+    # wrote it (its line's, else its file's).
+    evidence = spark.read.parquet(str(out / "offset_evidence"))
+    assert evidence.schema == OFFSET_EVIDENCE_SCHEMA
+    got_ev = sorted(
+        (r.source, int(r.ts.timestamp() * 1_000_000), r.broker_id, r.broker_from, r.kind,
+         r.topic, r.partition, r.leader_epoch, r.offset, r.log_end_offset, r.high_watermark,
+         tuple(r.isr) if r.isr is not None else None, r.leader, r.format, r.text,
+         tuple((x.broker_id, x.log_end_offset) for x in r.replica_offsets)
+         if r.replica_offsets is not None else None)
+        for r in evidence.collect())
+    want_ev = sorted(
+        (e.source, e.ts, e.broker_id, e.broker_from, e.kind, e.topic, e.partition,
+         e.leader_epoch, e.offset, e.log_end_offset, e.high_watermark, e.isr, e.leader,
+         e.format, e.text, e.replica_offsets) for e in expected.evidence)
+    assert got_ev == want_ev and len(want_ev) >= 18
+    assert {e.broker_from for e in expected.evidence} == {"line", "file"}
+    for s in expected.summary:
+        assert summary[s.file].offset_lines == sum(e.file == s.file for e in expected.evidence)
+        assert summary[s.file].broker_id == expected.owners.get(s.file), s.file
+    assert total.offset_lines == len(want_ev)
 
 def test_an_assumed_failover_takes_the_epoch_its_lines_state(spark: Any, tmp_path: Path) -> None:
     """`controller-epoch/ak2.5` starts mid-life in epoch 16: the Spark job finds the epoch

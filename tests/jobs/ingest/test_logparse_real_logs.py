@@ -242,8 +242,10 @@ EXPECTED = {
             (1, 'live_brokers', None, None, None, None, None, None, None, None, (3, 2, 1), None),
         ],
     ),
+    # Its three truncation lines (the fetcher's and two `has no effect`) are broker offset
+    # lines (tests/jobs/ingest/logparse/offsets/test_real_logs.py), extracted as such.
     'unattributed-pt-roleplay__ak2.4-2.5__reassignment-follower-side.log': (
-        (37, 11, 13, 13, 0),
+        (37, 14, 13, 10, 0),
         [
         ],
         [

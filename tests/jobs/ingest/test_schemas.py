@@ -4,9 +4,12 @@ are the same as before they were moved (column for column)."""
 
 from __future__ import annotations
 
+from jobs.ingest.job import SummaryRow
 from jobs.ingest.logparse.assemble import ObservedRow
 from jobs.ingest.logparse.blocks import SORTED_COLUMNS, ParsedRow
 from jobs.ingest.logparse.facts import Fact
+from jobs.ingest.logparse.offsets.facts import OffsetFact
+from jobs.ingest.logparse.offsets.rows import EvidenceRow
 from schemas.events import EVENT_SCHEMA
 from schemas.ingest import (
     ASSEMBLED_SCHEMA,
@@ -14,6 +17,7 @@ from schemas.ingest import (
     FACT_FIELDS,
     INGEST_SUMMARY_SCHEMA,
     OBSERVED_SCHEMA,
+    OFFSET_EVIDENCE_SCHEMA,
     PARSED_SCHEMA,
 )
 
@@ -43,4 +47,16 @@ def test_summary_counts_lines_then_rows() -> None:
     assert INGEST_SUMMARY_SCHEMA.fieldNames() == [
         "cluster", "file", "lines_read", "lines_used", "lines_extracted",
         "lines_informational", "lines_ignored", "lines_unparsed", "events", "observations",
-        "kafka_version"]
+        "kafka_version", "offset_lines", "broker_id"]
+
+
+def test_summary_rows_fill_the_summary_schema() -> None:
+    assert INGEST_SUMMARY_SCHEMA.fieldNames() == list(SummaryRow._fields)
+
+
+def test_evidence_rows_are_the_offset_evidence_table_after_its_cluster() -> None:
+    assert OFFSET_EVIDENCE_SCHEMA.fieldNames() == ["cluster", *EvidenceRow._fields]
+
+
+def test_offset_facts_fill_the_parsed_rows() -> None:
+    assert set(OffsetFact._fields) <= set(PARSED_SCHEMA.fieldNames())

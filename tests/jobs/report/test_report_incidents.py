@@ -69,3 +69,49 @@ def test_tables_of_an_older_replay_say_what_is_missing(tables: Path, tmp_path: P
     html = write_report(tables, tmp_path / "r.html").read_text(encoding="utf-8")
     assert "These tables have no incidents table (written by an older replay)." in html
     assert "These tables have no changes table (written by an older replay)." in html
+
+
+def loss(seq: int, incident_id: int | None, **kw: Any) -> dict[str, Any]:
+    return {"cluster": "default", "seq": seq, "ts": at(seq), "topic": "t", "partition": 0,
+            "incident_id": incident_id, "result": "exact", "messages_lost": 100,
+            "detail": "100 messages lost on t-0: broker 1 truncated to 1000 from log end "
+                      "offset 1100",
+            "evidence": [{"role": "returning_replica", "broker_id": 1,
+                          "source": "broker-1/server.log:8",
+                          "text": "[2026-03-02 10:20:00,151] INFO [UnifiedLog partition=t-0, "
+                                  "dir=/k] Truncating to offset 1000 (kafka.log.UnifiedLog)"}],
+            **kw}
+
+
+def test_an_incidents_unclean_election_shows_what_it_lost(tables: Path, tmp_path: Path) -> None:
+    """The election that ended incident 10's offline window: its figure next to the
+    incident, and its row with the lines that prove it; a bounded and an unknown one."""
+    write_table(tables, "incidents", [incident(10, 30.0, end=25, unclean_elections=1),
+                                      incident(40, 5.0, end=50, unclean_elections=1)], "r1")
+    write_table(tables, "data_loss", [
+        loss(25, 10),
+        loss(50, 40, topic="u", result="bounded", messages_lost=None,
+             messages_lost_at_least=100, messages_lost_at_most=120, detail="at least 100 "
+             "and at most 120 messages lost on u-0, no truncation line of the old leader"),
+        loss(60, None, topic="v", result="unknown", messages_lost=None, evidence=[],
+             detail="unknown for v-0: no offset line of this partition in the broker logs"),
+    ], "r1")
+    html = write_report(tables, tmp_path / "r.html").read_text(encoding="utf-8")
+    start = html.index('data-incident="10"')
+    row = html[start:html.index("</tr>", start)]
+    assert '<span class="loss" data-result="exact"' in row
+    assert "t-0: exactly 100 messages lost" in row
+    start = html.index('data-incident="40"')
+    assert "u-0: between 100 and 120 messages lost" in html[start:html.index("</tr>", start)]
+    shown = [(r["data-loss"], r["data-seq"], r["data-result"]) for r in attrs_of(html, "tr")
+             if r.get("data-loss")]
+    assert shown == [("t-0", "25", "exact"), ("u-0", "50", "bounded"), ("v-0", "60", "unknown")]
+    assert "<code>broker-1/server.log:8</code>" in html
+    assert "Truncating to offset 1000 (kafka.log.UnifiedLog)" in html
+    assert ">data loss unknown</td>" in html
+
+
+def test_tables_without_data_loss_say_so(tables: Path, tmp_path: Path) -> None:
+    shutil.rmtree(tables / "data_loss", ignore_errors=True)
+    html = write_report(tables, tmp_path / "r.html").read_text(encoding="utf-8")
+    assert "These tables have no data_loss table (written by an older replay)." in html
