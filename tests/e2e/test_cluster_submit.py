@@ -147,7 +147,7 @@ def test_spark_submit_on_standalone_cluster(cluster: str, tmp_path: Path) -> Non
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     assert "rows read 6 = applied 5 + duplicate 0 + quarantined 1 + late 0" in done.stdout
     # spark-submit joins the Python driver's stderr to its stdout.
-    assert f"[session] spark.pyspark.python={sys.executable}:" in done.stdout + done.stderr
+    assert f"[replay] spark.pyspark.python={sys.executable}:" in done.stdout + done.stderr
     with zipfile.ZipFile(tmp_path / "dist" / "replay.zip") as z:
         names = z.namelist()
     assert "jobs/submit.py" in names and "statemachine/__init__.py" in names
