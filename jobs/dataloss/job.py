@@ -13,6 +13,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from pyspark.sql import SparkSession
+
 from jobs.common.command import run_job
 from jobs.common.exitcodes import BadInput
 from jobs.engine.data_loss_table import evidence_problem, write_data_loss
@@ -37,11 +39,11 @@ def parse_args(argv: Sequence[str] | None) -> Any:
     return args
 
 
-def main(argv: Sequence[str] | None = None, _spark: object = None) -> int:
+def main(argv: Sequence[str] | None = None, spark: SparkSession | None = None) -> int:
     """`python -m jobs.dataloss`: recompute one run's `data_loss` with the evidence given
     (exit 2: no such run, or evidence that is not an `offset_evidence` table). No Spark:
     the run's tables and the evidence are read with pyarrow."""
-    return run_job("dataloss", None if argv is None else list(argv), dataloss)
+    return run_job("dataloss", None if argv is None else list(argv), dataloss, spark)
 
 
 def dataloss(argv: list[str], _spark: object) -> int:
