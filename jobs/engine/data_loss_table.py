@@ -26,14 +26,13 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as ds
-from pyarrow import fs as pafs
 from pyspark.sql import types as T
 
 from jobs.engine.data_loss import DataLossRow, Election, Window, Write, compute
 from jobs.ingest.logparse.offsets.rows import EvidenceRow
 from jobs.store.filesystem import arrow_filesystem, opened, path_exists, unsupported_path_problem
 from jobs.store.layout import partition_path, table_path
-from jobs.store.tables import write_arrow
+from jobs.store.tables import parquet_dataset, write_arrow
 from schemas.arrow import arrow_schema
 from schemas.ingest import OFFSET_EVIDENCE_SCHEMA
 from schemas.tables import KRAFT_TABLES, TABLES
@@ -83,15 +82,9 @@ def evidence_problem(explicit: str | None) -> str | None:
 
 
 def _dataset(path: str, schema: pa.Schema, hive: bool) -> ds.Dataset | None:
-    opened = arrow_filesystem(path)
-    if opened is None:
+    if arrow_filesystem(path) is None:
         return None
-    filesystem, inner = opened
-    if filesystem.get_file_info(inner).type != pafs.FileType.Directory:
-        return None
-    fmt = ds.ParquetFileFormat(read_options={"coerce_int96_timestamp_unit": "us"})
-    return ds.dataset(inner, schema=schema, format=fmt, filesystem=filesystem,
-                      partitioning="hive" if hive else None)
+    return parquet_dataset(path, schema, "hive" if hive else None)
 
 
 def read_rows(path: str, schema: T.StructType, columns: Sequence[str],

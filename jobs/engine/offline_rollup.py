@@ -20,16 +20,12 @@ import json
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-import pyarrow as pa
-import pyarrow.compute as pc
-import pyarrow.dataset as ds
-from pyarrow import fs as pafs
 from pyspark.sql import Column
 from pyspark.sql import functions as F
 
-from jobs.store.filesystem import opened, path_exists, read_text, write_text
-from jobs.store.layout import OutLayout, join
-from jobs.store.tables import file_schema
+from jobs.store.filesystem import path_exists, read_text, write_text
+from jobs.store.layout import join
+from jobs.store.run_reads import run_columns
 
 NO_BROKER = "none"  # cause of a window opened by a topic or partition event
 
@@ -83,21 +79,10 @@ class Window(NamedTuple):
 
 
 def arrow_windows(out_dir: str, run_id: str) -> list[Window]:
-    """The run's offline windows from its committed `partition_windows` files (hidden files
-    skipped, as Spark skips them)."""
-    filesystem, partition = opened(OutLayout(out_dir).partition("partition_windows", run_id))
-    if filesystem.get_file_info(partition).type == pafs.FileType.NotFound:
-        return []
-    # INT96 timestamps (Spark's default) read as microseconds: nanoseconds overflow past 2262.
-    fmt = ds.ParquetFileFormat(read_options={"coerce_int96_timestamp_unit": "us"})
-    table = ds.dataset(partition, schema=file_schema("partition_windows"), format=fmt,
-                       filesystem=filesystem).to_table(
-        columns=list(Window._fields[:3]) + ["start_ts", "end_ts"],
-        filter=pc.field("kind") == "offline")
-    columns = [table.column(name).to_pylist() for name in Window._fields[:3]]
-    columns += [pc.cast(table.column(name), pa.int64()).to_pylist()
-                for name in ("start_ts", "end_ts")]
-    return [Window(*row) for row in zip(*columns, strict=True)]
+    """The run's offline windows from its committed `partition_windows` files."""
+    found = run_columns(out_dir, "partition_windows", run_id, Window._fields[:3] + (
+        "start_ts", "end_ts"), {"kind": ["offline"]})
+    return [Window(*row) for row in zip(*found.values(), strict=True)]
 
 
 def window_us(w: Window, period_start: int | None, period_end: int) -> int:

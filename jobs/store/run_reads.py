@@ -10,12 +10,9 @@ from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.dataset as ds
-from pyarrow import fs as pafs
 
-from jobs.store.filesystem import opened
 from jobs.store.layout import partition_path
-from jobs.store.tables import file_schema
+from jobs.store.tables import file_schema, parquet_dataset
 
 TIME_COLUMNS = frozenset({"ts", "start_ts", "end_ts", "ts_from", "ts_to"})
 # Column -> the values a row may hold there (every condition must hold).
@@ -25,17 +22,14 @@ Columns = dict[str, list[Any]]
 
 def _arrow(out_dir: str, table: str, run_id: str, columns: Sequence[str],
            where: Where) -> Columns:
-    filesystem, partition = opened(partition_path(out_dir, table, run_id))
-    if filesystem.get_file_info(partition).type == pafs.FileType.NotFound:
+    partition = parquet_dataset(partition_path(out_dir, table, run_id), file_schema(table))
+    if partition is None:
         return {c: [] for c in columns}
     condition = None
     for column, values in where.items():
         test = pc.field(column).isin(list(values))
         condition = test if condition is None else condition & test
-    # INT96 timestamps (Spark's default) read as microseconds: nanoseconds overflow past 2262.
-    fmt = ds.ParquetFileFormat(read_options={"coerce_int96_timestamp_unit": "us"})
-    found = ds.dataset(partition, schema=file_schema(table), format=fmt,
-                       filesystem=filesystem).to_table(columns=list(columns), filter=condition)
+    found = partition.to_table(columns=list(columns), filter=condition)
     return {c: (pc.cast(found.column(c), pa.int64()) if c in TIME_COLUMNS
                 else found.column(c)).to_pylist() for c in columns}
 

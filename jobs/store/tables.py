@@ -13,7 +13,9 @@ import contextlib
 from functools import cache
 
 import pyarrow as pa
+import pyarrow.dataset as ds
 import pyarrow.parquet as pq
+from pyarrow import fs as pafs
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import types as T
 
@@ -52,6 +54,19 @@ def remove_scratch(spark: SparkSession | None, path: str) -> None:
 def body_schema(table: str) -> T.StructType:
     """A table's columns without its partition column `run_id`."""
     return T.StructType([f for f in TABLES[table].fields if f.name != "run_id"])
+
+
+def parquet_dataset(path: str, schema: pa.Schema,
+                    partitioning: str | None = None) -> ds.Dataset | None:
+    """The Parquet files under directory `path` as a pyarrow dataset of `schema` (hidden
+    files skipped, as Spark skips them), or None when there is no such directory. INT96
+    timestamps (Spark's default) read as microseconds: nanoseconds overflow past 2262."""
+    filesystem, inner = opened(path)
+    if filesystem.get_file_info(inner).type != pafs.FileType.Directory:
+        return None
+    fmt = ds.ParquetFileFormat(read_options={"coerce_int96_timestamp_unit": "us"})
+    return ds.dataset(inner, schema=schema, format=fmt, filesystem=filesystem,
+                      partitioning=partitioning)
 
 
 def write_partition(out_dir: str, table: str, run_id: str, data: pa.Table | None) -> int:
