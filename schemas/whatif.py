@@ -33,8 +33,10 @@ def variant_schema(schema: T.StructType) -> T.StructType:
 
 # Replay tables the what-if does not copy: `changes` digests a run of the log as it
 # happened (its requests are counted by the log scan, which never sees a variant's edits);
-# what a variant changes is its impact against the baseline (`whatif_impact`).
-NOT_PER_VARIANT = frozenset({"changes"})
+# what a variant changes is its impact against the baseline (`whatif_impact`). `data_loss`
+# is proven from the brokers' own offset lines, which speak only of the elections that
+# happened: a variant's unclean elections have no such evidence (its findings list them).
+NOT_PER_VARIANT = frozenset({"changes", "data_loss"})
 # Table name -> schema of the what-if's copy of every other replay table.
 WHATIF_TABLES: dict[str, T.StructType] = {
     name: variant_schema(s) for name, s in TABLES.items() if name not in NOT_PER_VARIANT}
