@@ -66,11 +66,16 @@ report-sample: install ## write $(OUT)/report.html for the sample (replays it fi
 browser: ## install Debian's chromium if it is missing (the report tests render in it)
 	command -v chromium >/dev/null || (apt-get update && apt-get install -y --no-install-recommends chromium)
 
+# Test files are spread over TEST_WORKERS processes, each file whole on one (its module
+# fixtures, the shared replays, are built once), each process with its own SparkSession.
+TEST_WORKERS ?= 2
+XDIST = -n $(TEST_WORKERS) --dist loadfile
+
 test: install browser ## run every test CI runs (pure core, Spark, end to end, standalone cluster)
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q $(XDIST) --durations=20
 
 test-fast: install ## the inner loop: every test but the slow end-to-end and cluster ones
-	$(PY) -m pytest -q -m "not slow and not cluster"
+	$(PY) -m pytest -q $(XDIST) -m "not slow and not cluster"
 
 test-core: install ## the pure tests: no JVM, no Spark
 	$(PY) -m pytest -q -m "not spark and not cluster"
