@@ -22,7 +22,6 @@ import platform
 import shutil
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
@@ -32,6 +31,7 @@ from typing import Any, NamedTuple
 import pyarrow.parquet as pq
 
 from jobs.bench.core import BENCH_JSON, BENCH_MARKDOWN, REPO_ROOT, bench_file, cached_log
+from jobs.bench.process_tree import ResourceUsage, TreeSampler
 from jobs.common.cli import command_parser
 from jobs.common.command import run_job
 
@@ -40,69 +40,11 @@ RUN_ID = "bench"
 SECTIONS = ("runs", "nightly", "whatif", "core_runs")  # kept across runs, not this run's
 
 
-class MemorySampler(threading.Thread):
-    """Peak RSS (MB) of a process tree by role, sampled with `ps` every `interval` s.
-
-    Roles: `driver_python` (the job's own process), `driver_jvm` (the JVM it starts; in
-    local mode the executors live in it too), `python_workers` (pyspark daemon and workers,
-    summed at each sample). RSS counts pages shared after fork once per process."""
-
-    def __init__(self, root: int, interval: float = 0.5) -> None:
-        super().__init__(daemon=True)
-        self.root, self.interval = root, interval
-        self.peak: dict[str, float] = {"driver_python": 0.0, "driver_jvm": 0.0,
-                                       "python_workers": 0.0, "total": 0.0}  # fmt: skip
-        self.max_workers = 0
-        self._halt = threading.Event()
-
-    def stop(self) -> None:
-        self._halt.set()
-        self.join()
-
-    def sample(self) -> None:
-        out = subprocess.run(["ps", "-e", "-o", "pid=,ppid=,rss=,args="], capture_output=True,
-                             text=True, check=False).stdout  # fmt: skip
-        procs: dict[int, tuple[int, int, str]] = {}
-        for line in out.splitlines():
-            parts = line.split(None, 3)
-            if len(parts) == 4:
-                procs[int(parts[0])] = (int(parts[1]), int(parts[2]), parts[3])
-        tree, frontier = {self.root}, [self.root]
-        while frontier:
-            parent = frontier.pop()
-            for pid, (ppid, _, _) in procs.items():
-                if ppid == parent and pid not in tree:
-                    tree.add(pid)
-                    frontier.append(pid)
-        now = {"driver_python": 0.0, "driver_jvm": 0.0, "python_workers": 0.0}
-        workers = 0
-        for pid in tree:
-            if pid not in procs:
-                continue
-            _, rss_kb, args = procs[pid]
-            mb = rss_kb / 1024.0
-            if pid == self.root:
-                now["driver_python"] += mb
-            elif "java" in args.split()[0]:
-                now["driver_jvm"] += mb
-            elif "pyspark" in args or "python" in args:
-                now["python_workers"] += mb
-                workers += 1
-        now["total"] = sum(now.values())
-        for k, v in now.items():
-            self.peak[k] = max(self.peak[k], v)
-        self.max_workers = max(self.max_workers, workers)
-
-    def run(self) -> None:
-        while not self._halt.is_set():
-            self.sample()
-            self._halt.wait(self.interval)
-
-
 def run_spark(events_dir: Path, out_dir: Path, buckets: int | None, run_id: str = RUN_ID,
               extra: Sequence[str] = (), clear: bool = True) -> dict[str, Any]:
     """The replay job in a subprocess (`extra`: more arguments, e.g. a checkpoint), timed,
-    its memory sampled; its stages from its `run_summary`."""
+    its memory and CPU sampled per role (`jobs.bench.process_tree`); its stages from its
+    `run_summary`."""
     if clear:
         shutil.rmtree(out_dir, ignore_errors=True)
     cmd = [sys.executable, "-m", "jobs.replay", "--events", str(events_dir),
@@ -114,17 +56,17 @@ def run_spark(events_dir: Path, out_dir: Path, buckets: int | None, run_id: str 
     log_path = out_dir.parent / f"{out_dir.name}-{run_id}.log"
     log_path.parent.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
+    usage = ResourceUsage()
     with log_path.open("w") as log:
         proc = subprocess.Popen(cmd, cwd=REPO_ROOT, env=env, stdout=log,
                                 stderr=subprocess.STDOUT)  # fmt: skip
-        sampler = MemorySampler(proc.pid)
+        sampler = TreeSampler(proc.pid)
         sampler.start()
         rc = proc.wait()
         sampler.stop()
     seconds = time.perf_counter() - t0
     fig: dict[str, Any] = {"rc": rc, "spark_seconds": round(seconds, 2), "log": str(log_path),
-                           "memory_mb": {k: round(v) for k, v in sampler.peak.items()},
-                           "python_workers_max": sampler.max_workers}  # fmt: skip
+                           **process_figures(sampler, usage)}  # fmt: skip
     if rc != 0:
         tail = log_path.read_text().splitlines()[-15:]
         print("Spark job failed:\n  " + "\n  ".join(tail), file=sys.stderr)
@@ -143,12 +85,26 @@ def run_spark(events_dir: Path, out_dir: Path, buckets: int | None, run_id: str 
     return fig
 
 
+def process_figures(sampler: TreeSampler, usage: ResourceUsage) -> dict[str, Any]:
+    """A finished job's peaks and CPU seconds per role. `cpu_s.total` is the larger of the
+    sampled sum and the CPU of the reaped processes (`jobs.bench.process_tree`)."""
+    cpu = sampler.figures.cpu_s()
+    reaped = usage.seconds()
+    return {"memory_mb": {k: round(v) for k, v in sampler.figures.peak_mb.items()},
+            "python_workers_max": sampler.figures.max_workers,
+            "cpu_s": {**cpu, "sampled": cpu["total"], "reaped": reaped,
+                      "total": max(cpu["total"], reaped)}}
+
+
 def run_core(events_dir: Path, buckets: int | None) -> dict[str, Any]:
+    """`jobs.bench.core --json` in a subprocess; `core_cpu_s`: that whole process's CPU
+    seconds (imports and the read included, as the Spark job's figure includes its start)."""
     cmd = [sys.executable, "-m", "jobs.bench.core", "--events", str(events_dir), "--json"]
     if buckets:
         cmd += ["--buckets", str(buckets)]
+    usage = ResourceUsage()
     out = subprocess.run(cmd, cwd=REPO_ROOT, capture_output=True, text=True, check=True)
-    return dict(json.loads(out.stdout.strip().splitlines()[-1]))
+    return {**json.loads(out.stdout.strip().splitlines()[-1]), "core_cpu_s": usage.seconds()}
 
 
 def machine() -> dict[str, str]:
@@ -216,9 +172,13 @@ A column measured before the core bench built the Arrow outputs (no "fold only" 
 gives the fold alone in its "fold + Arrow outputs" rows.
 Spark stages come from the job's `run_summary.stage_seconds` (`replay` includes the
 streaming query's shuffle, grouping and Python workers, which also write the tables'
-files; `write` is the driver's commit of the staged files). Peak RSS is sampled with
-`ps` every 0.5 s; python workers are summed (pages shared after fork counted per
-process).
+files; `write` is the driver's commit of the staged files). Peak RSS and CPU are read
+from `/proc` every 0.25 s (`jobs/bench/process_tree.py`); python workers are summed (pages
+shared after fork counted per process). Spark CPU seconds are the whole job's: the driver's
+Python, its JVM (in local mode the executors' threads too) and the Python workers, start-up
+included; core CPU seconds are the whole `jobs.bench.core` process's (imports, read, sort,
+fold, Arrow outputs). The targets: Spark CPU at most 2x the core's, and the driver's peaks
+(Python and JVM each) on `large` at most 1.5x those on `bench`.
 """
 
 Run = dict[str, Any]  # one preset's figures, as stored in bench.json
@@ -230,6 +190,11 @@ def _n(v: object) -> str:
 
 def _stages(d: dict[str, float]) -> str:
     return ", ".join(f"{k} {v:g}" for k, v in d.items())
+
+
+def _cpu_roles(r: Run) -> str:
+    cpu = r["spark"]["cpu_s"]
+    return " / ".join(f"{cpu[k]:.1f}" for k in ("driver_jvm", "driver_python", "python_workers"))
 
 
 def _streaming_events_per_s(r: Run) -> str:
@@ -255,6 +220,9 @@ RESULT_ROWS: tuple[tuple[str, Callable[[Run], str]], ...] = (
     ("**ratio spark/core**", lambda r: f"**{r['ratio']:.2f}**"),
     ("ratio spark/core (fold + Arrow only)",
      lambda r: f"{r['ratio_fold_only']:.2f}" if r.get("ratio_fold_only") else "-"),
+    ("Spark CPU s (driver JVM / driver python / workers)", _cpu_roles),
+    ("**Spark CPU s / core CPU s**",
+     lambda r: f"**{_n(r['spark_cpu_s'])} / {_n(r['core_cpu_s'])} = {r['cpu_ratio']:.2f}**"),
     ("peak RSS driver JVM (MB)", lambda r: _n(r["spark"]["memory_mb"]["driver_jvm"])),
     ("peak RSS driver python (MB)", lambda r: _n(r["spark"]["memory_mb"]["driver_python"])),
     ("peak RSS python workers (MB, sum)", lambda r: _n(r["spark"]["memory_mb"]["python_workers"])),
@@ -437,6 +405,12 @@ def figures(preset: str, m: Measured, load_before: float) -> Run:
         if spark_eps else None,
         "ratio_fold_only": round(spark_eps / core["core_events_per_s"], 3) if spark_eps else None,
         "spark_seconds": spark.get("spark_seconds"),
+        # CPU seconds of the whole Spark replay (driver JVM and Python, the workers) and of
+        # the whole core process; the target: Spark at most twice the core's.
+        "spark_cpu_s": spark.get("cpu_s", {}).get("total") if ok else None,
+        "core_cpu_s": core.get("core_cpu_s"),
+        "cpu_ratio": round(spark["cpu_s"]["total"] / core["core_cpu_s"], 2)
+        if ok and core.get("core_cpu_s") else None,
         "peak_rss_mb": {
             "spark_driver_jvm": memory.get("driver_jvm"),
             "spark_driver_python": memory.get("driver_python"),

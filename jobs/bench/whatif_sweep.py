@@ -6,7 +6,7 @@ replay of the same log, side by side.
 1. the preset's cached log (`jobs.bench.core.cached_log`) and a scenario failing each
    broker at the log's midpoint (one variant per broker, plus the baseline);
 2. one plain `jobs.replay` of the log, then the sweep (`jobs.whatif`), each in its own
-   process, timed, its memory sampled (`jobs.bench.job.MemorySampler`), with the default
+   process, timed, its memory sampled (`jobs.bench.process_tree.TreeSampler`), with the default
    driver memory; the sweep's stages come from its `[whatif] <stage>: ... in <s>s` lines;
 3. the figures go to `bench.json` under `whatif.<preset>` and to the what-if table of
    `BENCHMARKS.md`.
@@ -31,7 +31,8 @@ from pathlib import Path
 from typing import Any
 
 from jobs.bench.core import BENCH_JSON, BENCH_MARKDOWN, CACHE, REPO_ROOT, bench_file, cached_log
-from jobs.bench.job import MemorySampler, run_spark, write_reports
+from jobs.bench.job import run_spark, write_reports
+from jobs.bench.process_tree import TreeSampler
 from jobs.common.cli import command_parser
 from jobs.common.command import run_job
 from jobs.whatif.facts import facts_from_arrow
@@ -66,7 +67,7 @@ def run_sweep(events: Path, scenario: Path, out: Path, buckets: int | None) -> d
     with log_path.open("w") as log:
         proc = subprocess.Popen(cmd, cwd=REPO_ROOT, env=env, stdout=log,
                                 stderr=subprocess.STDOUT)
-        sampler = MemorySampler(proc.pid)
+        sampler = TreeSampler(proc.pid)
         sampler.start()
         rc = proc.wait()
         sampler.stop()
@@ -79,7 +80,7 @@ def run_sweep(events: Path, scenario: Path, out: Path, buckets: int | None) -> d
         tail = log_path.read_text().splitlines()[-15:]
         print("the what-if failed:\n  " + "\n  ".join(tail), file=sys.stderr)
     return {"rc": rc, "seconds": round(seconds, 2), "log": str(log_path), "stages_s": stages,
-            "memory_mb": {k: round(v) for k, v in sampler.peak.items()}}
+            "memory_mb": {k: round(v) for k, v in sampler.figures.peak_mb.items()}}
 
 
 def measure(preset: str, seed: int, buckets: int | None, work_root: Path = WORK,
