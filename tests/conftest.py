@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -34,6 +35,29 @@ def spark() -> Iterator[Any]:
     session.sparkContext.setLogLevel("ERROR")
     yield session
     session.stop()
+
+
+@pytest.fixture(scope="session")
+def sample_log(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The bundled sample log (`jobs.sim` preset `sample`, seed 1), simulated once per test
+    session (per worker process under pytest-xdist). Read only: copy what you edit."""
+    from jobs.sim.cli import write_log
+
+    path = tmp_path_factory.mktemp("sample") / "events"
+    write_log(str(path), preset="sample", seed=1)
+    return path
+
+
+@pytest.fixture(scope="session")
+def sample_tables(spark: Any, sample_log: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """`sample_log` replayed once per test session by the real job (run id `sample`, the
+    default buckets): the canonical replay the report and what-if tests read. Read only."""
+    from jobs.replay.job import main as replay_main
+
+    out = tmp_path_factory.mktemp("sample-replay") / "tables"
+    assert replay_main(["--events", str(sample_log), "--out", str(out),
+                        "--run-id", "sample"], spark=spark) == 0
+    return out
 
 
 def pytest_collection_modifyitems(items: list[Any]) -> None:

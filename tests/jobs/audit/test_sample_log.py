@@ -21,7 +21,6 @@ from pyspark.sql import functions as F
 from jobs.audit import AuditOptions, run_audit
 from jobs.audit.load import read_checks
 from jobs.replay.job import main as replay_main
-from jobs.sim.cli import write_log
 from jobs.store.tables import read_table
 
 pytestmark = pytest.mark.slow
@@ -44,14 +43,14 @@ def split_log(source: Path, target: Path) -> list[Path]:
 
 
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory: pytest.TempPathFactory, spark: SparkSession) -> dict[str, Any]:
+def runs(tmp_path_factory: pytest.TempPathFactory, spark: SparkSession,
+         sample_log: Path) -> dict[str, Any]:
     tmp = tmp_path_factory.mktemp("sample-audit")
-    write_log(str(tmp / "sample"), preset="sample", seed=1)
     staging, events, out = tmp / "staging", tmp / "events", tmp / "tables"
     staging.mkdir()
     events.mkdir()
     results = {}
-    for (run_id, _), piece in zip(CUTS, split_log(tmp / "sample", staging), strict=True):
+    for (run_id, _), piece in zip(CUTS, split_log(sample_log, staging), strict=True):
         piece.rename(events / piece.name)  # the next day's file arrives
         assert replay_main(["--events", str(events), "--out", str(out), "--run-id", run_id,
                             "--checkpoint", str(tmp / "checkpoint")], spark=spark) == 0

@@ -26,7 +26,6 @@ from chispa import assert_df_equality
 from pyspark.sql import functions as F
 
 from jobs.replay.job import main as replay_main
-from jobs.sim.cli import write_log
 from jobs.whatif.job import main as whatif_main
 from schemas.tables import TABLES
 from schemas.whatif import WHATIF_TABLES
@@ -75,8 +74,7 @@ def edited_logs(log: pa.Table, root: Path, gone: set[tuple[int, str, int]]) -> d
                event_type="BrokerFailure", broker_id=2, source="whatif:inject")
     injected = pa.concat_tables([shifted, pa.Table.from_pylist([row], ARROW_EVENT_SCHEMA)])
     paths = {}
-    for name, table in (("baseline", log), ("drop", log.filter(pc.invert(dropped))),
-                        ("inject", injected)):
+    for name, table in (("drop", log.filter(pc.invert(dropped))), ("inject", injected)):
         (root / name).mkdir()
         pq.write_table(table, root / name / "part-0.parquet")
         paths[name] = root / name
@@ -84,10 +82,10 @@ def edited_logs(log: pa.Table, root: Path, gone: set[tuple[int, str, int]]) -> d
 
 
 @pytest.fixture(scope="module")
-def runs(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+def runs(spark: Any, sample_log: Path, sample_tables: Path,
+         tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     root = tmp_path_factory.mktemp("whatif-sample")
-    write_log(str(root / "log"), preset="sample", seed=1)
-    log = ds.dataset(root / "log", schema=ARROW_EVENT_SCHEMA).to_table()
+    log = ds.dataset(sample_log, schema=ARROW_EVENT_SCHEMA).to_table()
     assert pc.any(pc.equal(log["seq"], INJECT_AFTER)).as_py()
     scenario = root / "eq.toml"
     scenario.write_text(f"""
@@ -106,7 +104,7 @@ inject = [
     # The injected event's source defaults to "whatif:<variant>".
     outs = {"whatif": root / "whatif"}
     common = ["--buckets", "4"]
-    assert whatif_main(["--events", str(root / "log"), "--scenario", str(scenario),
+    assert whatif_main(["--events", str(sample_log), "--scenario", str(scenario),
                         "--out", str(outs["whatif"]), *common], spark=spark) == 0
     findings = spark.read.parquet(str(outs["whatif"] / "findings")) \
         .where((F.col("variant") == "inject") & (F.col("kind") == GONE)).collect()
@@ -114,12 +112,15 @@ inject = [
     assert gone  # broker 2's ISR changes after its failure
     outs["gone"] = root / "gone.txt"
     outs["gone"].write_text("".join(f"{g}\n" for g in sorted(gone)))
+    # The baseline's plain replay is the session's (`sample_tables`: the same log, other
+    # buckets, which change no row); the edited logs are replayed here.
+    outs["baseline"] = sample_tables
     for name, path in edited_logs(log, root, gone).items():
         outs[name] = root / f"replay-{name}"
         assert replay_main(["--events", str(path), "--out", str(outs[name]), "--run-id", name,
                             *common], spark=spark) == 0
     outs["with-baseline"] = root / "whatif-baseline"
-    assert whatif_main(["--events", str(root / "log"), "--scenario", str(scenario),
+    assert whatif_main(["--events", str(sample_log), "--scenario", str(scenario),
                         "--out", str(outs["with-baseline"]), "--baseline",
                         str(outs["baseline"]), *common], spark=spark) == 0
     return outs

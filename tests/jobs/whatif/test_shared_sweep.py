@@ -33,10 +33,10 @@ SHARING = ("buckets_replayed", "events_shared")  # whatif_impact's: what each ru
 
 
 @pytest.fixture(scope="module")
-def outs(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+def outs(spark: Any, sample_log: Path,
+         tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     root = tmp_path_factory.mktemp("shared-sweep")
-    write_log(str(root / "log"), preset="sample", seed=1)
-    log = ds.dataset(root / "log", schema=ARROW_EVENT_SCHEMA).to_table()
+    log = ds.dataset(sample_log, schema=ARROW_EVENT_SCHEMA).to_table()
     ts = pc.cast(log["ts"], "int64")
     low, high = pc.min(ts).as_py(), pc.max(ts).as_py()
     mid = datetime.fromtimestamp((low + high) / 2e6, UTC).isoformat()
@@ -57,7 +57,7 @@ fail_each_broker = {{ at = "{mid}", for = "10m" }}
     result = {}
     for name, extra in (("shared", []), ("alone", ["--no-share"])):
         result[name] = root / name
-        assert whatif_main(["--events", str(root / "log"), "--scenario", str(scenario),
+        assert whatif_main(["--events", str(sample_log), "--scenario", str(scenario),
                             "--out", str(result[name]), "--buckets", "4", *extra],
                            spark=spark) == 0
     return result
