@@ -19,6 +19,7 @@ def spark() -> Iterator[Any]:
     os.environ["PYSPARK_PYTHON"] = sys.executable
     os.environ["PYSPARK_DRIVER_PYTHON"] = sys.executable
     from jobs.common.session import build_session
+    from jobs.engine.sizing import SMALL_JVM_OPTIONS
 
     session = build_session(
         app_name="tests",
@@ -29,7 +30,7 @@ def spark() -> Iterator[Any]:
             "spark.sql.shuffle.partitions": "2",
             "spark.default.parallelism": "2",
             "spark.driver.memory": "1g",
-            "spark.driver.extraJavaOptions": "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC",
+            "spark.driver.extraJavaOptions": SMALL_JVM_OPTIONS,
         },
     )
     session.sparkContext.setLogLevel("ERROR")

@@ -21,6 +21,7 @@ import contextlib
 import re
 import signal
 import sys
+import time
 import traceback
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
@@ -68,10 +69,50 @@ class Terminated(BaseException):
         self.signum = signum
 
 
-def root_cause(exc: BaseException) -> str:
+# py4j's view of a JVM that is gone: its socket refused or closed under a call.
+_JVM_GONE = ("ConnectionRefusedError", "Py4JNetworkError", "Answer from Java side is empty",
+             "Error while sending or receiving", "Connection reset by peer")
+# What the JVM says as it dies (its own stdout / stderr, or the hs_err_pid<N>.log of a crash).
+_JVM_FATAL = re.compile(r"(java\.lang\.OutOfMemoryError[^\n]*|Out of space in CodeCache[^\n]*"
+                        r"|A fatal error has been detected by the Java Runtime Environment"
+                        r"|There is insufficient memory for the Java Runtime Environment)")
+
+
+def jvm_gone(exc: BaseException) -> bool:
+    """Whether `exc` (or an exception it chains) is py4j losing the JVM, not a failure the
+    JVM reported."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        if any(mark in f"{type(seen).__name__}: {seen}" for mark in _JVM_GONE):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
+def jvm_crash_report(since: float, where: Path | None = None) -> str | None:
+    """The JVM's own fatal error, from the newest `hs_err_pid*.log` written in `where` (the
+    working directory: where a crashing HotSpot JVM writes it) after `since`."""
+    found = [p for p in (where or Path.cwd()).glob("hs_err_pid*.log")
+             if p.stat().st_mtime >= since]
+    if not found:
+        return None
+    newest = max(found, key=lambda p: p.stat().st_mtime)
+    match = _JVM_FATAL.search(newest.read_text(errors="replace")[:20000])
+    what = match.group(1).strip() if match else "a fatal error"
+    return f"{what} (the JVM's report: {newest})"
+
+
+def root_cause(exc: BaseException, started: float | None = None) -> str:
     """One line for the deepest cause a Spark failure carries: the executor's Python
     exception (`ModuleNotFoundError: No module named 'pyarrow'`) or the JVM's error
-    (`java.lang.StackOverflowError`), else the exception's own first line."""
+    (`java.lang.StackOverflowError`), else the exception's own first line. When py4j lost
+    the JVM itself, that is what the line says (with the JVM's crash report when it left
+    one): a `ConnectionRefusedError` names the symptom, not the cause."""
+    if jvm_gone(exc):
+        crash = jvm_crash_report(started) if started is not None else None
+        return ("the Spark JVM died under the job: "
+                + (crash or "its own last lines above name why (e.g. java.lang."
+                   "OutOfMemoryError, Out of space in CodeCache)"))[:300]
     text = str(exc)
     java = _JAVA_ERROR.findall(text)
     fatal = [j for j in java if j[0].endswith("Error")]
@@ -95,7 +136,8 @@ def trace_file(log_dir: str | None, command: str) -> Path | None:
     return Path(log_dir.removeprefix("file:")) / "_errors" / f"{command}-{stamp}.txt"
 
 
-def report_internal_error(command: str, exc: BaseException, log_dir: str | None) -> int:
+def report_internal_error(command: str, exc: BaseException, log_dir: str | None,
+                          started: float | None = None) -> int:
     """Print one line for `exc`, keep the full trace in a file; exit code 3."""
     full = "".join(traceback.format_exception(exc))
     where = "rerun with REPLAY_TRACEBACK=1 for the trace"
@@ -105,7 +147,7 @@ def report_internal_error(command: str, exc: BaseException, log_dir: str | None)
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(full)
             where = f"full trace in {path}"
-    print(f"[{command}] INTERNAL ERROR: {root_cause(exc)} ({where}); this is a failure of "
+    print(f"[{command}] INTERNAL ERROR: {root_cause(exc, started)} ({where}); this is a failure of "
           "the tool or its Spark, not a finding about the cluster", file=sys.stderr, flush=True)
     return INTERNAL_ERROR
 
@@ -139,6 +181,7 @@ def run_command(command: str, main: Callable[[list[str]], int],
     """`main(argv)` with the shared exit codes: an escaping exception is code 3, a signal
     128 + its number; `SystemExit` (argparse's 2, `--help`'s 0) passes through."""
     args = sys.argv[1:] if argv is None else argv
+    started = time.time()
     try:
         with signals_unwind():
             return main(args)
@@ -152,7 +195,7 @@ def run_command(command: str, main: Callable[[list[str]], int],
             return _stopped(command, unwound)
         if _wants_traceback():
             traceback.print_exc()
-        return report_internal_error(command, exc, out_dir_of(args))
+        return report_internal_error(command, exc, out_dir_of(args), started)
 
 
 def _stopped(command: str, stop: Terminated) -> int:

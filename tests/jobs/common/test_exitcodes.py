@@ -14,6 +14,7 @@ from jobs.common.exitcodes import (
     BAD_INPUT,
     EXIT_CODES_HELP,
     INTERNAL_ERROR,
+    jvm_crash_report,
     root_cause,
     run_command,
 )
@@ -39,6 +40,36 @@ def test_the_cause_of_an_executor_failure_is_its_python_error() -> None:
 
 def test_the_cause_of_a_jvm_error_is_named() -> None:
     assert root_cause(RuntimeError(JVM_FAILURE)) == "java.lang.StackOverflowError"
+
+
+def _lost_jvm() -> BaseException:
+    """What py4j raises when the JVM died under a call: its socket refused the next one."""
+    try:
+        try:
+            raise ConnectionRefusedError(111, "Connection refused")
+        except ConnectionRefusedError as refused:
+            raise RuntimeError("An error occurred while trying to connect to the Java "
+                               "server (127.0.0.1:25333)") from refused
+    except RuntimeError as exc:
+        return exc
+
+
+def test_a_dead_jvm_is_named_not_the_refused_socket() -> None:
+    cause = root_cause(_lost_jvm())
+    assert cause.startswith("the Spark JVM died under the job")
+    assert "ConnectionRefusedError" not in cause
+
+
+def test_a_jvm_crash_report_names_the_fatal_error(tmp_path: Path) -> None:
+    report = tmp_path / "hs_err_pid4242.log"
+    report.write_text("#\n# There is insufficient memory for the Java Runtime Environment "
+                      "to continue.\n# Native memory allocation (mmap) failed\n")
+    found = jvm_crash_report(report.stat().st_mtime - 1, tmp_path)
+    assert found is not None
+    assert found.startswith("There is insufficient memory for the Java Runtime Environment")
+    assert str(report) in found
+    # A report older than the run is an earlier crash's, not this one's.
+    assert jvm_crash_report(report.stat().st_mtime + 60, tmp_path) is None
 
 
 def test_an_uncaught_exception_is_one_line_and_exit_3(tmp_path: Path, capsys: Any) -> None:

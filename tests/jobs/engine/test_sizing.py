@@ -45,7 +45,8 @@ def test_options_the_configuration_already_gives_are_not_repeated() -> None:
     configured = f"{LOG4J} -XX:TieredStopAtLevel=1"
     settings = small_log_settings(6_000, None, temporary_checkpoint=False,
                                   java_options=configured)
-    assert settings == {"spark.driver.extraJavaOptions": f"{configured} -XX:+UseSerialGC"}
+    assert settings == {"spark.driver.extraJavaOptions":
+                        f"{configured} -XX:ReservedCodeCacheSize=240m -XX:+UseSerialGC"}
 
 
 def test_a_checkpoint_keeps_its_shuffle_partitions() -> None:
