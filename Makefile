@@ -112,6 +112,9 @@ whatif-sample: install ## fail each broker of the sample log in turn (one Spark 
 bench-nightly: install ## first run over 99% of the bench log with a checkpoint, then a night over the last 1%; into out/bench/
 	$(PY) -m jobs.bench.nightly --preset $(BENCH)
 
+bench-month: install ## the bench log cut into 30 nights, replayed night after night on one checkpoint; into out/bench/
+	$(PY) -m jobs.bench.month --preset $(BENCH)
+
 bench-whatif: install ## fail_each_broker sweep vs one plain replay of the bench log; into out/bench/
 	$(PY) -m jobs.bench.whatif_sweep --preset $(BENCH)
 
@@ -143,4 +146,4 @@ cluster-test: install ## spark-submit the replay to a standalone master + 2 work
 clean: ## remove build and run outputs (keeps .venv)
 	rm -rf dist build build-core.log $(OUT) .pytest_cache .mypy_cache .ruff_cache
 
-.PHONY: help install compile-core uncompile-core test-interpreted run kraft-sample report-sample browser test test-fast test-core lint typecheck bench-core bench bench-record bench-nightly package cluster-test clean ingest-sample audit-sample whatif-sample bench-whatif bench-whatif-fold
+.PHONY: help install compile-core uncompile-core test-interpreted run kraft-sample report-sample browser test test-fast test-core lint typecheck bench-core bench bench-record bench-nightly bench-month package cluster-test clean ingest-sample audit-sample whatif-sample bench-whatif bench-whatif-fold

@@ -102,6 +102,7 @@ def replay(
     flush_rows: int = 200_000,
     until: int | None = None,
     eager: bool = False,
+    every_row: bool = False,
 ) -> tuple[BucketState, Outputs]:
     """Fold `events` (any order) and the timeline's cluster steps after the saved watermark
     into `state`. Returns the new state and every output row.
@@ -120,10 +121,11 @@ def replay(
 
     The state tables hold the partitions whose saved state the replay changed (all of
     them when `state` is None); `eager` thaws every saved topic up front instead of the
-    touched ones (the same rows: the tests compare the two).
+    touched ones (the same rows: the tests compare the two); `every_row` emits the state
+    rows of every partition, as a replay from nothing does (`Fold`).
     """
     with gc_paused():
-        fold = Fold(state, timeline, config, flush, flush_rows, until, eager)
+        fold = Fold(state, timeline, config, flush, flush_rows, until, eager, every_row)
         fresh = list(events)
         _sort(fresh)
         fold.feed(fresh, checked=False)

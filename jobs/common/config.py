@@ -23,6 +23,9 @@ DEFAULTS: dict[str, Any] = {
     "buckets": 64,
     "spark_conf": "conf/spark/local.conf",
     "max_file_age": "3650d",
+    # Runs after which a checkpoint's runs have rewritten every replay group's state rows
+    # once (jobs/engine/state_refresh.py): the state after a run is in its last this many.
+    "state_refresh_runs": 8,
     "unclean_leader_election_enable": False,
     "delete_topic_enable": True,
     "min_insync_replicas": 1,

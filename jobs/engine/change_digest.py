@@ -10,7 +10,8 @@ Every change is counted whole, and its first rows by seq are listed. The sources
   creation adds partitions. A deletion is counted when it completes (`topic_deleted`
   findings);
 * reassignments: the `reassigning` windows (`partition_windows`) that opened, closed, or are
-  open at the end of the run, over every run of the checkpoint;
+  open at the end of the run, over every run of the checkpoint (the earlier runs' windows
+  still open, as `jobs.engine.rollup_carry` carries them);
 * leaders: every election that moved a partition's leader from one broker to another
   (`partition_state_writes`, cause `election`, against the partition's previous write);
 * the requests of the log that leave no other trace (`jobs.engine.requested`);

@@ -3,8 +3,9 @@ reassignments, leaders, configs, brokers, controllers), each change counted and 
 rows listed (`jobs.engine.change_digest`).
 
 It is written after the stream, from this run's committed tables (read on the driver,
-`jobs.store.run_reads`), the `reassigning` windows and leader writes of the checkpoint's
-earlier runs, the requests counted by the log scan and the cluster timeline.
+`jobs.store.run_reads`), what the checkpoint's earlier runs left for it (the `reassigning`
+windows still open and each partition's last write that may set its leader:
+`jobs.engine.rollup_carry`), the requests counted by the log scan and the cluster timeline.
 """
 
 from __future__ import annotations
@@ -17,14 +18,18 @@ import pyarrow as pa
 from jobs.engine import change_digest
 from jobs.engine.change_digest import Change
 from jobs.engine.log_checks import SeqFacts
+from jobs.engine.rollup_carry import (
+    LEADER_CAUSES,
+    Carry,
+    leaders_of_topics,
+    run_reassigning,
+)
 from jobs.store.run_reads import run_rows
 from jobs.store.tables import write_arrow
 from schemas.arrow import arrow_schema
 from schemas.tables import TABLES
 from statemachine.cluster import ClusterTimeline
 
-# Causes of a partition state write that may change its leader (an `isr_change` never does).
-LEADER_CAUSES = ["initialization", "election", "isr_shrink", "reassignment"]
 Rows = dict[str, list[tuple[Any, ...]]]
 
 
@@ -47,15 +52,17 @@ def _deletions(out_dir: str, run_id: str) -> Rows:
                                 ["cluster", "seq", "ts", "topic"], {"kind": ["topic_deleted"]}))
 
 
-def _reassigning(out_dir: str, runs: list[str]) -> Rows:
-    columns = ["cluster", "topic", "partition", "start_seq", "start_ts", "end_seq", "end_ts"]
-    return _by_cluster((c, run, *rest) for run in runs for c, *rest in run_rows(
-        out_dir, "partition_windows", run, columns, {"kind": ["reassigning"]}))
+def _reassigning(out_dir: str, run_id: str, carry: Carry) -> Rows:
+    """The run's `reassigning` windows and those the earlier runs left open (as rows of
+    no run: `change_digest.reassignments` only tells the run's own from the others)."""
+    earlier = [(c, "", t, p, s, ts, None, None) for c, t, p, s, ts in carry.reassigning]
+    return _by_cluster([*earlier, *((c, run_id, *rest)
+                                    for c, *rest in run_reassigning(out_dir, run_id))])
 
 
-def _leader_writes(out_dir: str, run_id: str, runs: list[str]) -> Rows:
-    """The run's elections, and every earlier write that may have set the leader of the
-    topics they elected in."""
+def _leader_writes(out_dir: str, run_id: str, carry: Carry) -> Rows:
+    """The run's elections, and every write that may have set the leader of the topics
+    they elected in: the run's own and, per partition, the earlier runs' last."""
     columns = ["cluster", "seq", "write", "ts", "topic", "partition", "leader", "cause"]
     mine = run_rows(out_dir, "partition_state_writes", run_id, columns,
                     {"cause": ["election"]})
@@ -63,19 +70,22 @@ def _leader_writes(out_dir: str, run_id: str, runs: list[str]) -> Rows:
     if not topics:
         return {}
     where = {"cause": LEADER_CAUSES, "topic": topics}
-    return _by_cluster((c, run, *rest) for run in runs for c, *rest in run_rows(
-        out_dir, "partition_state_writes", run, columns, where))
+    before = leaders_of_topics(carry, topics).to_pydict()
+    earlier = [(c, "", s, w, None, t, p, leader, "") for c, t, p, s, w, leader in zip(
+        before["cluster"], before["topic"], before["partition"], before["seq"],
+        before["write"], before["leader"], strict=True)]
+    return _by_cluster([*earlier, *((c, run_id, *rest) for c, *rest in run_rows(
+        out_dir, "partition_state_writes", run_id, columns, where))])
 
 
-def run_changes(out_dir: str, run_id: str, runs: Iterable[str],
+def run_changes(out_dir: str, run_id: str, carry: Carry,
                 facts: Mapping[str, SeqFacts],
                 timelines: Mapping[str, ClusterTimeline]) -> dict[str, list[Change]]:
     """Per cluster the run read rows of, its changes with at least one row."""
-    every = sorted({*runs, run_id})
     created = _creations(out_dir, run_id)
     deleted = _deletions(out_dir, run_id)
-    reassigning = _reassigning(out_dir, every)
-    writes = _leader_writes(out_dir, run_id, every)
+    reassigning = _reassigning(out_dir, run_id, carry)
+    writes = _leader_writes(out_dir, run_id, carry)
     out: dict[str, list[Change]] = {}
     for cluster in sorted(c for c, f in facts.items() if f.seq_max is not None):
         f = facts[cluster]
@@ -99,9 +109,9 @@ def change_batches(found: Mapping[str, list[Change]], run_id: str) -> list[pa.Re
     return [pa.RecordBatch.from_pylist(rows, schema=schema)] if rows else []
 
 
-def write_changes(out_dir: str, run_id: str, runs: Iterable[str],
+def write_changes(out_dir: str, run_id: str, carry: Carry,
                   facts: Mapping[str, SeqFacts],
                   timelines: Mapping[str, ClusterTimeline]) -> int:
-    """Write the run's `changes`; the number of rows."""
-    found = run_changes(out_dir, run_id, runs, facts, timelines)
+    """Write the run's `changes` (`carry`: what the earlier runs left); the number of rows."""
+    found = run_changes(out_dir, run_id, carry, facts, timelines)
     return write_arrow(change_batches(found, run_id), out_dir, "changes", run_id)

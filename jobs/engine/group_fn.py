@@ -41,6 +41,7 @@ from jobs.engine.codec import (
 )
 from jobs.engine.group_rows import GroupRows, Row
 from jobs.engine.pack import unpack
+from jobs.engine.state_refresh import StateRefresh
 from jobs.store.staging import StagingArea
 from schemas.state import CLUSTER_BUCKET, COUNTS_TAG, OFFLINE_LISTED, TAGGED_SCHEMA
 from statemachine.cluster import ClusterTimeline, build_timeline
@@ -307,23 +308,24 @@ def split_late(events: Iterable[Event], late_through: int, late: list[Event]) ->
 
 
 def fold_in_memory(group: GroupInput, saved: BucketState | None, timeline: ClusterTimeline,
-                   config: ReplayConfig, output: GroupOutput, late_through: int) -> Folded:
+                   config: ReplayConfig, output: GroupOutput, late_through: int,
+                   every_row: bool = False) -> Folded:
     late: list[Event] = []
     events = list(split_late(map(Event._make, group.valid.in_memory()), late_through, late))
     new_state, out = replay(saved, events, timeline, config, flush=output.emit,
-                            flush_rows=FLUSH_ROWS, until=group.until)
+                            flush_rows=FLUSH_ROWS, until=group.until, every_row=every_row)
     out.late[:0] = late
     return new_state, out
 
 
 def fold_in_pieces(
     group: GroupInput, saved: BucketState | None, timeline: ClusterTimeline,
-    config: ReplayConfig, output: GroupOutput, late_through: int,
+    config: ReplayConfig, output: GroupOutput, late_through: int, every_row: bool = False,
 ) -> Generator[list[TaggedRow], None, Folded]:
     """A spilled group: its merged runs folded PIECE_ROWS at a time, each piece's output
     yielded as it folds."""
     fold = Fold(saved, timeline, config, flush=output.emit, flush_rows=FLUSH_ROWS,
-                until=group.until)
+                until=group.until, every_row=every_row)
     late: list[Event] = []
     merged = split_late(map(Event._make, group.valid.merged()), late_through, late)
     while piece := list(islice(merged, PIECE_ROWS)):
@@ -337,9 +339,11 @@ def fold_in_pieces(
 def replay_one_group(
     cluster: str, bucket: int, pdfs: Iterable[pd.DataFrame], state: GroupState,
     timeline: ClusterTimeline, config: ReplayConfig, applied_through: int,
-    staging: StagingArea | None = None,
+    staging: StagingArea | None = None, every_row: bool = False,
 ) -> Iterator[list[TaggedRow]]:
-    """Yields the group's tagged rows in parts: a spilled group's parts as its pieces fold."""
+    """Yields the group's tagged rows in parts: a spilled group's parts as its pieces fold.
+    `every_row`: the state rows of every partition of the group, not only of those the
+    fold changed (`jobs.engine.state_refresh`)."""
     output = GroupOutput(cluster, bucket, staging)
     group = GroupInput(GroupRows(SPILL_ROWS))
     try:
@@ -353,10 +357,10 @@ def replay_one_group(
             new_state, out = account_cluster_rows(group, timeline, watermark, late_through)
         elif not group.valid.spilled:
             new_state, out = fold_in_memory(group, saved, timeline, config, output,
-                                            late_through)
+                                            late_through, every_row)
         else:
             new_state, out = yield from fold_in_pieces(group, saved, timeline, config, output,
-                                                       late_through)
+                                                       late_through, every_row)
     finally:
         group.valid.close()
     state.update((new_state.to_bytes(),))
@@ -365,11 +369,13 @@ def replay_one_group(
 
 def make_replay_fn(timelines: dict[str, ClusterTimeline], config: ReplayConfig,
                    applied_through: dict[str, int] | None = None,
-                   configs: Mapping[str, ReplayConfig] | None = None) -> ReplayFn:
+                   configs: Mapping[str, ReplayConfig] | None = None,
+                   refresh: StateRefresh | None = None) -> ReplayFn:
     """The per-group function; the timelines, the config and what the previous runs applied
     per cluster (rows at or below it are late) travel in its closure. `configs` gives a
     cluster its own config (the what-if's variants, each a cluster of the grouping key);
-    the others take `config`."""
+    the others take `config`. `refresh`: the buckets whose every state row the run
+    writes (`jobs.engine.state_refresh`; none: only the rows the fold changed)."""
     previous = dict(applied_through or {})
     by_cluster = dict(configs or {})
     empty_timeline = build_timeline([])
@@ -382,7 +388,8 @@ def make_replay_fn(timelines: dict[str, ClusterTimeline], config: ReplayConfig,
         with gc_paused():
             for tagged in replay_one_group(cluster, bucket, pdfs, state, timeline,
                                            by_cluster.get(cluster, config),
-                                           previous.get(cluster, -1), StagingArea.of_task()):
+                                           previous.get(cluster, -1), StagingArea.of_task(),
+                                           refresh is not None and refresh.covers(bucket)):
                 if tagged:
                     yield pd.DataFrame.from_records(tagged, columns=TAGGED_COLUMNS)
 

@@ -10,7 +10,10 @@ retention: the timeline would forget which brokers are alive. So each committed 
 * the files scanned;
 * the clusters seen;
 * the distinct valid cluster-scope events per cluster (a few per broker restart, so
-  thousands of rows for a year of a busy cluster).
+  thousands of rows for a year of a busy cluster), and the deletion activity from the
+  previous run's horizon on (`compact_activity`: what a later run may still apply);
+* the state chain and its rewriting plan (`jobs.engine.state_refresh`), and which run's
+  roll-up carry to read (`jobs.engine.rollup_carry`).
 
 The next run scans only the files missing from it. The history is replaced after the
 streaming query has committed, so a run that crashes keeps the previous history, and its
@@ -20,7 +23,7 @@ files are scanned again next time.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from urllib.parse import unquote
 
@@ -33,6 +36,7 @@ from jobs.engine.timeline import LogScan, ScanContext, event_of, log_scan, scan_
 from jobs.store.filesystem import delete_path, path_exists, read_text, rename_path, write_text
 from jobs.store.layout import CheckpointLayout
 from schemas.events import EVENT_SCHEMA
+from statemachine.cluster import DELETION_ACTIVITY
 from statemachine.events import Event
 
 HISTORY_FORMAT = 1
@@ -60,6 +64,28 @@ class History:
     # (`run_summary.state_runs`). A history written before them: `run_id` alone, which
     # wrote the whole state as every run then did.
     state_runs: tuple[str, ...] = ()
+    # The saving run's share of the state rewriting (`jobs.engine.state_refresh`): the
+    # cycle and its position in it. None: a history from before the rewriting (the next
+    # run starts a chain).
+    state_cycle: int | None = None
+    state_index: int | None = None
+    # The roll-ups' carry the saving run read (`jobs.engine.rollup_carry`: the run that
+    # wrote it; None: none, the roll-ups read every committed run); the saving run wrote
+    # its own under `run_id`, read by the next run, and a rerun of the saving run reads
+    # this one again. `carried`: whether the saving run wrote a carry at all.
+    rollup_from: str | None = None
+    carried: bool = False
+
+
+@dataclass(frozen=True)
+class SavedPlan:
+    """What the saving run decided for the runs after it: its place in the state's
+    rewriting cycle and the roll-ups' carry it read and wrote (`History`'s fields)."""
+
+    state_cycle: int | None = None
+    state_index: int | None = None
+    rollup_from: str | None = None
+    carried: bool = False
 
 
 def _path(checkpoint: str) -> str:
@@ -86,32 +112,61 @@ def load_history(spark: SparkSession, checkpoint: str, buckets: int) -> History 
     chain = saved.get("state_runs") or ([run_id] if run_id else [])
     return History(frozenset(saved["files"]), log_scan(saved["clusters"], events, buckets),
                    applied, ends, seen, run_id,
-                   facts_from_json(saved.get("run_facts", {})), tuple(chain))
+                   facts_from_json(saved.get("run_facts", {})), tuple(chain),
+                   saved.get("state_cycle"), saved.get("state_index"),
+                   saved.get("rollup_from"), bool(saved.get("carried", False)))
 
 
 def save_history(spark: SparkSession, checkpoint: str, files: list[str], scan: LogScan,
                  applied_through: dict[str, int],
                  period_end: dict[str, int] | None = None,
                  seen_through: dict[str, int] | None = None,
-                 run_id: str | None = None, state_runs: Sequence[str] = ()) -> None:
-    """Replace the history (written aside, then renamed over the old one)."""
+                 run_id: str | None = None, state_runs: Sequence[str] = (),
+                 plan: SavedPlan | None = None,
+                 activity_from: Mapping[str, int] | None = None) -> None:
+    """Replace the history (written aside, then renamed over the old one). The deletion
+    activity of a cluster below `activity_from` is left out (`compact_activity`)."""
+    plan = plan or SavedPlan()
+    events = compact_activity(scan.cluster_events, activity_from or {})
     text = json.dumps({
         "format": HISTORY_FORMAT,
         "files": sorted(files),
         "clusters": sorted(scan.buckets),
-        "cluster_events": {c: [list(e) for e in evs]
-                           for c, evs in sorted(scan.cluster_events.items())},
+        "cluster_events": {c: [list(e) for e in evs] for c, evs in sorted(events.items())},
         "applied_through": dict(sorted(applied_through.items())),
         "period_end": dict(sorted((period_end or {}).items())),
         "seen_through": dict(sorted((seen_through or {}).items())),
         "run_id": run_id,
         "run_facts": facts_to_json(scan.facts),
         "state_runs": list(state_runs),
+        "state_cycle": plan.state_cycle,
+        "state_index": plan.state_index,
+        "rollup_from": plan.rollup_from,
+        "carried": plan.carried,
     }, separators=(",", ":"))
     path = _path(checkpoint)
     write_text(f"{path}.tmp", text + "\n")
     delete_path(path)
     rename_path(f"{path}.tmp", path)
+
+
+def compact_activity(events: Mapping[str, list[Event]], below: Mapping[str, int]
+                     ) -> dict[str, list[Event]]:
+    """The cluster events without the deletion activity of a cluster below its bound.
+
+    The history is read whole every night, and of what it keeps only the deletion activity
+    (a `TopicDeletionRequested`, and a row per broker and topic of the `StopReplica`
+    responses) grows with the topics deleted rather than with the brokers' lives. The
+    timeline needs an activity step only for the groups that have not replayed past it:
+    every group with state replays each run up to the run's horizon (its last cluster
+    event), and a group without state has no queued topic for a step to walk. So once a
+    run has committed, the activity below its horizon is never applied again; the bound a
+    run passes is the horizon of the run before it (`horizon` of the history it loaded),
+    which keeps its own activity, hence its own horizon for a rerun of it. The broker and
+    controller events stay: the timeline tables list every one."""
+    return {c: [e for e in evs if e.event_type not in DELETION_ACTIVITY
+                or c not in below or e.seq >= below[c]]
+            for c, evs in events.items()}
 
 
 def input_files(spark: SparkSession, events_dir: str) -> list[str]:

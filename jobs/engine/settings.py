@@ -12,6 +12,7 @@ from typing import Any
 
 from jobs.common.config import kafka_release
 from jobs.engine.plausibility import Plausibility
+from jobs.engine.state_refresh import DEFAULT_CYCLE
 from jobs.store.layout import CheckpointLayout
 from statemachine.context import ReplayConfig
 
@@ -42,6 +43,9 @@ class Settings:
     prometheus: str | None = None
     release: str = ""  # which Kafka release line is replayed, and why (one line)
     offset_evidence: str | None = None  # jobs.engine.data_loss_table: else beside --events
+    # Runs after which every replay group's state rows have been rewritten once
+    # (`jobs.engine.state_refresh`): the state after a run is in its last this many.
+    state_refresh_runs: int = DEFAULT_CYCLE
 
     @property
     def layout(self) -> CheckpointLayout:

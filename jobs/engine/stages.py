@@ -31,14 +31,12 @@ from pyspark.sql.streaming.query import StreamingQuery
 
 from jobs.common import kill_points
 from jobs.engine.batch_sink import BatchSink
-from jobs.engine.changes_table import write_changes
 from jobs.engine.codec import rows_to_record_batch
 from jobs.engine.data_loss_table import find_evidence, write_data_loss
 from jobs.engine.event_log import (
     read_events,
     stream_events,
 )
-from jobs.engine.incidents_table import write_incidents
 from jobs.engine.initial_state import (
     InitialStateError,
     Seed,
@@ -50,18 +48,23 @@ from jobs.engine.initial_state import (
 from jobs.engine.keying import key_events, key_wake_rows
 from jobs.engine.log_history import (
     History,
+    SavedPlan,
     input_files,
     load_history,
     save_history,
     scan_with_history,
 )
 from jobs.engine.offline_rollup import offline_rollup, period_starts
+from jobs.engine.rollup_carry import remove_carries
+from jobs.engine.rollups import carry_in, write_rollups
 from jobs.engine.run_summary import print_summary, summary_batches
 from jobs.engine.settings import Settings, StageClock
+from jobs.engine.state_refresh import StateRefresh, plan_refresh
 from jobs.engine.timeline import LogScan, build_timelines, horizon, timeline_rows
 from jobs.store.filesystem import (
     arrow_filesystem,
     delete_path,
+    list_names,
     path_exists,
     rename_path,
     write_text,
@@ -89,6 +92,7 @@ class TimelineStage:
     rows_written: dict[str, dict[str, int]]  # cluster -> timeline table -> rows
     writes: list[Future[int]]
     background: ThreadPoolExecutor
+    refresh: StateRefresh  # the buckets whose every state row the run writes; the chain
     seed_source: bool = False  # the query reads the checkpoint's seed/ folder too
 
     @property
@@ -131,8 +135,22 @@ def timeline_stage(spark: SparkSession, s: Settings, seed: Seed | None = None) -
     log.info(f"timeline: {scanned} file(s) scanned, {len(log_files) - scanned} known from the "
              f"checkpoint's history; clusters={list(timelines)} steps="
              f"{ {c: len(tl.steps) for c, tl in timelines.items()} }")
+    refresh = refresh_of(history, s)
     return TimelineStage(log_files, history, scan, timelines, rows_written, writes,
-                         background)
+                         background, refresh)
+
+
+def refresh_of(history: History | None, s: Settings) -> StateRefresh:
+    """The run's share of the state rewriting and its chain, from the history."""
+    if history is None:
+        return plan_refresh(s.run_id, s.state_refresh_runs, None, None, None, ())
+    refresh = plan_refresh(s.run_id, s.state_refresh_runs, history.run_id,
+                           history.state_cycle, history.state_index, history.state_runs)
+    share = ("every replay group" if refresh.index == 0 else
+             f"the groups of bucket % {refresh.cycle} == {refresh.index % refresh.cycle}")
+    log.info(f"state rows: those the run changes, and every one of {share}; the state after "
+             f"the run is in {len(refresh.chain)} run(s)")
+    return refresh
 
 
 def write_wake_rows(spark: SparkSession, s: Settings, timeline: TimelineStage) -> None:
@@ -178,7 +196,8 @@ def start_query(spark: SparkSession, s: Settings, timeline: TimelineStage,
         seeds = spark.readStream.schema(EVENT_SCHEMA).option("recursiveFileLookup", "true") \
             .parquet(seed_dir(s.checkpoint))
         rows = rows.unionByName(key_events(seeds, s.buckets))
-    replay_fn = make_replay_fn(timeline.timelines, s.config, timeline.applied_through)
+    replay_fn = make_replay_fn(timeline.timelines, s.config, timeline.applied_through,
+                               refresh=timeline.refresh)
     return start_replay_query(rows, replay_fn, sink, s.layout.query,
                               f"replay-{s.run_id}")
 
@@ -199,14 +218,6 @@ def stream_stage(spark: SparkSession, s: Settings, timeline: TimelineStage,
     return sink
 
 
-def state_chain(history: History | None, run_id: str) -> list[str]:
-    """The runs whose state rows make up the state after this run (`run_summary.state_runs`):
-    those of the generation's last committed run, then this one. A run on a new checkpoint
-    generation (a first run, a `--rebuild`) wrote every partition: itself alone."""
-    earlier = history.state_runs if history is not None else ()
-    return [r for r in earlier if r != run_id] + [run_id]
-
-
 def summary_stage(spark: SparkSession, s: Settings, timeline: TimelineStage,
                   ledger: RunLedger, clock: StageClock) -> None:
     """The run's summary from every batch it committed (a rerun's and a killed attempt's
@@ -224,17 +235,18 @@ def summary_stage(spark: SparkSession, s: Settings, timeline: TimelineStage,
     clock.seconds["summary"] = clock.since(start)
     clock.seconds["total"] = clock.since(clock.t0)
     facts = timeline.scan.facts
-    chain = state_chain(timeline.history, s.run_id)
+    chain = list(timeline.refresh.chain)
     summary = summary_batches(counts, rollups, len(ledger.records), s.run_id, s.buckets,
                               clock.started_at, datetime.now(UTC), clock.seconds, facts,
                               s.superseded, chain)
     write_arrow(summary, s.out, "run_summary", s.run_id)
-    # The incidents the run touched, over the windows of every run of the checkpoint, and
-    # what changed in the run.
-    runs = committed_runs(spark, s.checkpoint)
-    write_incidents(s.out, s.run_id, runs,
-                    {c: r.period_end_us for c, r in rollups.items()})
-    write_changes(s.out, s.run_id, runs, facts, timeline.timelines)
+    # The incidents the run touched, rolled up over its windows and those the earlier runs
+    # left open, and what changed in the run; then what the next run's roll-ups need.
+    history = timeline.history
+    start_from = carry_in(s.checkpoint, s.out, s.run_id, history,
+                          lambda: committed_runs(spark, s.checkpoint))
+    write_rollups(s.checkpoint, s.out, s.run_id, start_from,
+                  {c: r.period_end_us for c, r in rollups.items()}, facts, timeline.timelines)
     write_data_loss(s.out, s.run_id, find_evidence(s.events, s.offset_evidence), log.info)
     kill_points.reached("summary_written")
     applied = timeline.applied_through
@@ -244,16 +256,41 @@ def summary_stage(spark: SparkSession, s: Settings, timeline: TimelineStage,
     for cluster, rollup in rollups.items():
         if rollup.period_end_us is not None:
             ends[cluster] = max(ends.get(cluster, rollup.period_end_us), rollup.period_end_us)
-    seen = dict(timeline.history.seen_through) if timeline.history is not None else {}
+    seen = dict(history.seen_through) if history is not None else {}
     for cluster, f in facts.items():
         if f.seq_max is not None:
             seen[cluster] = max(seen.get(cluster, f.seq_max), f.seq_max, applied.get(cluster, -1))
+    plan = SavedPlan(timeline.refresh.cycle, timeline.refresh.index, start_from.written_by,
+                     carried=True)
     save_history(spark, s.checkpoint, timeline.log_files, timeline.scan, applied, ends, seen,
-                 s.run_id, chain)
+                 s.run_id, chain, plan, activity_bounds(history))
     kill_points.reached("history_saved")
     write_text(s.marker,
                json.dumps({"run_id": s.run_id, "batches": len(ledger.records)}) + "\n")
+    remove_spent(s)
     print_summary(s.out, s.run_id, counts, rollups, facts, s.release)
+
+
+def activity_bounds(history: History | None) -> dict[str, int]:
+    """Per cluster, the deletion activity the history keeps: from the horizon of the run
+    before this one (`log_history.compact_activity`)."""
+    if history is None:
+        return {}
+    return {c: h for c in history.scan.cluster_events
+            if (h := horizon(history.scan, c)) is not None}
+
+
+def remove_spent(s: Settings) -> None:
+    """Once the run has committed, what no run reads again: the carries of the earlier
+    runs, and their wake and seed rows (Spark's file source has recorded them as read; a
+    later run's query only lists the folders)."""
+    remove_carries(s.checkpoint, s.run_id)
+    for folder in (s.layout.wake, s.layout.seed):
+        if not path_exists(folder):
+            continue
+        for name in list_names(folder):
+            if not name.startswith(("_", ".", f"{s.run_id}-")):
+                delete_path(f"{folder}/{name}")
 
 
 def seed_clusters(scan: LogScan, s: Settings) -> None:

@@ -71,6 +71,7 @@ def settings_of(args: argparse.Namespace) -> Settings:
         buckets=int(args.buckets or cfg["buckets"]),
         config=replay_config(cfg, release.version),
         max_file_age=str(cfg["max_file_age"]),
+        state_refresh_runs=state_refresh_runs(cfg),
         config_file=cfg_path,
         spark_conf=configured_properties(cfg, cfg_path),
         master=args.master,
@@ -93,6 +94,15 @@ def settings_of(args: argparse.Namespace) -> Settings:
              f"max_file_age={settings.max_file_age}")
     log.info(f"release replayed: {settings.release}")
     return settings
+
+
+def state_refresh_runs(cfg: dict[str, object]) -> int:
+    """`[replay] state_refresh_runs`: a whole number of at least 1."""
+    value = cfg["state_refresh_runs"]
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        raise ValueError(f"[replay] state_refresh_runs = {value!r}: a whole number of runs, "
+                         "at least 1")
+    return value
 
 
 def early_problem(s: Settings) -> str | None:

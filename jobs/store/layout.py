@@ -19,6 +19,7 @@ paths. Every other module asks it, so the layout can be read (and changed) here 
         runs/<run id>.json                      the marker of a committed run
         runs/<run id>/batch-<n>.json            the ledger of a run's micro-batches
         runs/<run id>/period.json               the period the run's roll-up covers
+        rollup/<run id>/<part>.parquet          what the roll-ups after that run carry on
         query/                                  Spark's offsets, commits and state store
         wake/<run id>-<digest>/                 a run's wake rows (one per group with state)
         seed/                                   --initial-state rows (seed/_seed_source marks it)
@@ -133,6 +134,15 @@ class CheckpointLayout:
 
     def ledger(self, run_id: str) -> str:
         return join(self.runs, run_id)
+
+    @property
+    def rollup(self) -> str:
+        return join(self.root, "rollup")
+
+    def carry(self, run_id: str) -> str:
+        """What the incidents and changes of the runs after `run_id` need of the runs up
+        to it (`jobs.engine.rollup_carry`)."""
+        return join(self.rollup, run_id)
 
     @property
     def query(self) -> str:

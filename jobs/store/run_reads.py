@@ -20,18 +20,31 @@ Where = Mapping[str, Sequence[Any]]
 Columns = dict[str, list[Any]]
 
 
-def _arrow(out_dir: str, table: str, run_id: str, columns: Sequence[str],
-           where: Where) -> Columns:
-    partition = parquet_dataset(partition_path(out_dir, table, run_id), file_schema(table))
+def run_table(out_dir: str, table: str, run_id: str, columns: Sequence[str],
+              where: Where | None = None) -> pa.Table:
+    """`columns` of the rows of `table` written by `run_id` that pass `where`, as an Arrow
+    table (timestamps as UTC microseconds)."""
+    schema = file_schema(table)
+    partition = parquet_dataset(partition_path(out_dir, table, run_id), schema)
     if partition is None:
-        return {c: [] for c in columns}
+        return pa.schema([_as_read(schema.field(c)) for c in columns]).empty_table()
     condition = None
-    for column, values in where.items():
+    for column, values in (where or {}).items():
         test = pc.field(column).isin(list(values))
         condition = test if condition is None else condition & test
     found = partition.to_table(columns=list(columns), filter=condition)
-    return {c: (pc.cast(found.column(c), pa.int64()) if c in TIME_COLUMNS
-                else found.column(c)).to_pylist() for c in columns}
+    return pa.table([pc.cast(found.column(c), pa.int64()) if c in TIME_COLUMNS
+                     else found.column(c) for c in columns], names=list(columns))
+
+
+def _as_read(f: pa.Field) -> pa.Field:
+    return f.with_type(pa.int64()) if f.name in TIME_COLUMNS else f
+
+
+def _arrow(out_dir: str, table: str, run_id: str, columns: Sequence[str],
+           where: Where) -> Columns:
+    found = run_table(out_dir, table, run_id, columns, where)
+    return {c: found.column(c).to_pylist() for c in columns}
 
 
 def run_columns(out_dir: str, table: str, run_id: str,

@@ -22,11 +22,16 @@ import urllib.request
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pyarrow.dataset as ds
 import pytest
 
+from jobs.bench.same_tables import compare
+from jobs.replay.job import main
+from jobs.store.latest_state_arrow import arrow_state
 from schemas import event_types as ET
+from schemas.tables import TABLES
 from tests.helpers import ROOT
 from tests.helpers.event_log import created, ev, failover, write_log
 
@@ -109,15 +114,17 @@ def _replace(text: str, pattern: str, replacement: str) -> str:
     return new
 
 
-def local_cluster_block(url: str, tmp: Path, events: Path, out: Path) -> str:
+def local_cluster_block(url: str, tmp: Path, events: Path, out: Path, run_id: str) -> str:
     """The README's block with only what names the operator's machines replaced: the master,
-    the `hdfs://` paths, `dist/` (others may be using the repository's) and `.venv/bin/` (the
-    test's interpreter's venv); and executors sized for the 1.5 GB loopback workers."""
+    the `hdfs://` paths, `dist/` (others may be using the repository's), `.venv/bin/` (the
+    test's interpreter's venv) and the date as the run id; and executors sized for the
+    1.5 GB loopback workers."""
     block = readme_cluster_block()
     block = _replace(block, r"spark://HOST:7077", url + SIZING)
     block = _replace(block, r"--events hdfs://\S+", f"--events {events}")
     block = _replace(block, r"--out hdfs://\S+", f"--out {out}")
     block = _replace(block, r"--checkpoint hdfs://\S+", f"--checkpoint {tmp / 'chk'}")
+    block = _replace(block, r"--run-id \"\$\(date -u \+%Y%m%d\)\"", f"--run-id {run_id}")
     block = _replace(block, r"(?m)^make package\b", f"make package DIST={tmp / 'dist'}")
     block = _replace(block, r"\bdist/replay\.zip\b(?!:)", str(tmp / "dist" / "replay.zip"))
     return _replace(block, r"(?<![\w/])\.venv/bin/", f"{BIN}/")
@@ -128,40 +135,83 @@ SIZING = (" --driver-memory 1g --conf spark.executor.memory=1g --conf spark.exec
           " --conf spark.sql.shuffle.partitions=4")
 
 
-def test_spark_submit_on_standalone_cluster(cluster: str, tmp_path: Path) -> None:
-    events = tmp_path / "events"
-    write_log(events, [
-        failover(1, 1, [1, 2, 3]),
-        created(2, "orders", 0, [1, 2]),
-        created(2, "orders", 1, [2, 3]),
-        created(3, "solo", 0, [3]),
-        ev(4, ET.BROKER_FAILURE, broker_id=3),
-        ev(5, "Bogus", topic="x"),
-    ])
-    out = tmp_path / "out"
-    block = local_cluster_block(cluster, tmp_path, events, out)
+# Two clusters over two nights. east: broker 3 fails in night 1 (solo-0 offline until it
+# comes back in night 2; an incident open across the nights), a reassignment completes in
+# night 2, a row is quarantined. west: a topic deleted, a controlled shutdown.
+NIGHT1 = [
+    failover(1, 1, [1, 2, 3], cluster="east"),
+    created(2, "orders", 0, [1, 2], cluster="east"),
+    created(2, "orders", 1, [2, 3], cluster="east"),
+    created(3, "solo", 0, [3], cluster="east"),
+    ev(4, ET.BROKER_FAILURE, broker_id=3, cluster="east"),
+    ev(5, "Bogus", topic="x", cluster="east"),
+    ev(6, ET.REASSIGNMENT_REQUESTED, topic="orders", partition=0, replicas=[1, 3],
+       cluster="east"),
+    failover(1, 5, [5, 6], cluster="west"),
+    created(2, "gone", 0, [5, 6], cluster="west"),
+    created(3, "kept", 0, [6, 5], cluster="west"),
+]
+NIGHT2 = [
+    ev(10, ET.BROKER_STARTUP, broker_id=3, cluster="east"),
+    # The reassignment's epoch: 1 when requested (`updateLeaderEpochAndSendRequest`), 2 when
+    # broker 3's startup resumes it (`KafkaController.onBrokerStartup` ->
+    # `maybeResumeReassignments`, 3.7.1); an AlterPartition of another epoch is rejected.
+    ev(11, ET.ISR_CHANGED, topic="orders", partition=0, isr=[1, 2, 3], leader_epoch=2,
+       cluster="east"),
+    ev(10, ET.TOPIC_DELETION_REQUESTED, topic="gone", cluster="west"),
+    ev(11, ET.STOP_REPLICA_RESPONSE, topic="gone", partition=0, broker_id=5, cluster="west"),
+    ev(11, ET.STOP_REPLICA_RESPONSE, topic="gone", partition=0, broker_id=6, cluster="west"),
+    ev(12, ET.CONTROLLED_SHUTDOWN, broker_id=6, cluster="west"),
+]
+
+
+def submit(block: str) -> subprocess.CompletedProcess[str]:
     # As on a fresh clone: nothing names the executors' Python, the job picks its own.
     env = {k: v for k, v in _env().items() if k != "PYSPARK_DRIVER_PYTHON"}  # the README's
-    done = subprocess.run(["bash", "-ec", block], cwd=ROOT, env=env, capture_output=True,
+    return subprocess.run(["bash", "-ec", block], cwd=ROOT, env=env, capture_output=True,
                           text=True, timeout=300)
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    assert "rows read 6 = applied 5 + duplicate 0 + quarantined 1 + late 0" in done.stdout
-    # spark-submit joins the Python driver's stderr to its stdout.
-    assert f"[replay] spark.pyspark.python={sys.executable}:" in done.stdout + done.stderr
+
+
+def test_spark_submit_on_standalone_cluster_equals_the_local_run(
+    cluster: str, spark: Any, tmp_path: Path
+) -> None:
+    """Two nights of a log of two clusters, spark-submitted to the standalone cluster on one
+    checkpoint directory, as the README writes it; the same nights replayed locally: every
+    table of both nights is the same, row for row."""
+    events, out = tmp_path / "events", tmp_path / "out"
+    local = tmp_path / "local"
+    for n, night in ((1, NIGHT1), (2, NIGHT2)):
+        write_log(events, night, f"night-{n}")
+        done = submit(local_cluster_block(cluster, tmp_path, events, out, f"n{n}"))
+        assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+        assert main(["--events", str(events), "--out", str(local / "out"), "--run-id", f"n{n}",
+                     "--checkpoint", str(local / "chk")]) == 0
+        if n == 1:
+            assert ("cluster east: rows read 7 = applied 6 + duplicate 0 + quarantined 1 "
+                    "+ late 0") in done.stdout
+            # spark-submit joins the Python driver's stderr to its stdout.
+            assert f"[replay] spark.pyspark.python={sys.executable}:" in (
+                done.stdout + done.stderr)
     with zipfile.ZipFile(tmp_path / "dist" / "replay.zip") as z:
         names = z.namelist()
     assert "jobs/submit.py" in names and "statemachine/__init__.py" in names
     assert not [n for n in names if "__pycache__" in n]
 
-    states = ds.dataset(out / "partition_states", partitioning="hive").to_table().to_pylist()
-    got = {(r["topic"], r["partition"]): (r["state"], r["leader"], r["leader_epoch"], r["isr"])
-           for r in states}
-    assert got == {
-        ("orders", 0): ("OnlinePartition", 1, 0, [1, 2]),
-        # Broker 3 failed: leadership stays with 2, the ISR shrinks, the epoch is bumped.
-        ("orders", 1): ("OnlinePartition", 2, 1, [2]),
-        # RF=1 on the failed broker: offline, no leader, epoch bumped.
-        ("solo", 0): ("OfflinePartition", -1, 1, [3]),
+    for run_id in ("n1", "n2"):
+        compared = compare(local / "out", out, run_id)
+        assert {table for table, *_ in compared} == set(TABLES)
+        assert [t for t, _, _, equal in compared if not equal] == [], run_id
+    states = {(r["cluster"], r["topic"], r["partition"]): (r["state"], r["leader"], r["isr"])
+              for r in arrow_state(out, "partition_states", "n2").to_pylist()}
+    assert states == {
+        # Broker 3 is back and in sync: the reassignment to [1, 3] has completed.
+        ("east", "orders", 0): ("OnlinePartition", 1, [1, 3]),
+        ("east", "orders", 1): ("OnlinePartition", 2, [2]),
+        ("east", "solo", 0): ("OnlinePartition", 3, [3]),  # offline from seq 4 to 10
+        ("west", "gone", 0): ("NonExistentPartition", None, None),
+        ("west", "kept", 0): ("OnlinePartition", 5, [5]),  # 6 shut down: 5 leads
     }
-    quarantine = ds.dataset(out / "quarantine", partitioning="hive").to_table().to_pylist()
-    assert [(r["seq"], r["reason"]) for r in quarantine] == [(5, "unknown event_type Bogus")]
+    incidents = ds.dataset(out / "incidents", partitioning="hive").to_table().to_pylist()
+    assert [(r["cluster"], str(r["run_id"]), r["incident_id"], r["end_seq"])
+            for r in sorted(incidents, key=lambda r: str(r["run_id"]))] == [
+        ("east", "n1", 4, None), ("east", "n2", 4, 10)]

@@ -81,3 +81,15 @@ def test_min_insync_replicas_below_one_is_refused(tmp_path: Path, capsys: Any,
     assert replay(tmp_path / "events", tmp_path / "out", "--config", str(conf)) == 2
     assert "min.insync.replicas is an integer of at least 1" in capsys.readouterr().err
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("value", ["0", '"8"', "true"])
+def test_state_refresh_runs_that_is_not_a_whole_number_of_runs_is_refused(
+    tmp_path: Path, capsys: Any, value: str
+) -> None:
+    write_log(tmp_path / "events", GOOD)
+    conf = tmp_path / "replay.toml"
+    conf.write_text(f"[replay]\nstate_refresh_runs = {value}\n")
+    assert replay(tmp_path / "events", tmp_path / "out", "--config", str(conf)) == 2
+    assert "state_refresh_runs" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
