@@ -142,7 +142,7 @@ def _audit(spark: SparkSession, tables_dir: str, run_id: str,
     snapshot = load_observed(options.observed)
     unreadable = report_unreadable(snapshot, options)
     inputs = read_inputs(spark, tables_dir, run_id, options.cluster)
-    rows = all_checks(spark, inputs, options, snapshot).persist()
+    rows = all_checks(spark, tables_dir, inputs, options, snapshot).persist()
     try:
         counts = count_checks(rows)
         table = None
