@@ -95,7 +95,7 @@ def test_the_changes_digest(tmp_path: Path) -> None:
                                         (19, "tmp", None, None, "1 partition")])
     assert got["topic_deleted"] == (1, [(21, "tmp", None, None, None)])
     assert got["leader_moved"] == (1, [(12, "orders", 0, None, "1 -> 2")])
-    assert got["controller_failover"] == (1, [(0, None, None, 1, "epoch 1")])
+    assert got["controller_failover"] == (1, [(0, None, None, 1, "the new controller, epoch 1")])
     assert got["broker_fenced"] == (1, [(14, None, None, 1, "epoch 1")])
     assert got["broker_unfenced"][0] == 4 and got["broker_registered"][0] == 3
 
