@@ -121,5 +121,5 @@ def test_the_printed_summary_reconciles(tmp_path: Path,
     text = capsys.readouterr().out
     assert ("cluster k1: rows read 23 = applied 18 + skipped 5 (FeatureLevelRecord 1, "
             "NoOpRecord 3, control 1)") in text
-    assert "offsets 0-21" in text and "offline partitions: 0" in text
+    assert "offsets 0-21" in text and "offline partitions at the end: 0" in text
     assert "offline partition-seconds in this run: 120.0" in text
