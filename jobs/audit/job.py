@@ -44,9 +44,10 @@ log = logging.getLogger(__name__)
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     from jobs.audit.options import AUDIT_DEFAULTS
     from jobs.common.cli import command_parser
+    from jobs.common.exitcodes import CHECK_FAILED
     from jobs.store.latest_run import default_run_id
 
-    p = command_parser("jobs.audit", __doc__)
+    p = command_parser("jobs.audit", __doc__, codes=(CHECK_FAILED,))
     # Checked by `audit` (not argparse), so that a missing one still writes the ERROR
     # verdict files a scheduler and the staleness alert read.
     p.add_argument("--tables", help="the replay's output directory (--out); required")
