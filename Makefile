@@ -66,12 +66,18 @@ report-sample: install ## write $(OUT)/report.html for the sample (replays it fi
 browser: ## install Debian's chromium if it is missing (the report tests render in it)
 	command -v chromium >/dev/null || (apt-get update && apt-get install -y --no-install-recommends chromium)
 
+# The audit's textfile is scraped by a real node_exporter: Debian's prometheus-node-exporter
+# (its package does not start the service where policy-rc.d or no systemd forbids it; the
+# test starts its own on a loopback port with only the textfile collector).
+node-exporter: ## install Debian's prometheus-node-exporter if it is missing (the textfile test scrapes it)
+	command -v prometheus-node-exporter >/dev/null || (apt-get update && apt-get install -y --no-install-recommends prometheus-node-exporter)
+
 # Test files are spread over TEST_WORKERS processes, each file whole on one (its module
 # fixtures, the shared replays, are built once), each process with its own SparkSession.
 TEST_WORKERS ?= 2
 XDIST = -n $(TEST_WORKERS) --dist loadfile
 
-test: install browser ## run every test CI runs (pure core, Spark, end to end, standalone cluster)
+test: install browser node-exporter ## run every test CI runs (pure core, Spark, end to end, standalone cluster)
 	$(PY) -m pytest -q $(XDIST) --durations=20
 
 test-fast: install ## the inner loop: every test but the slow end-to-end and cluster ones
@@ -146,4 +152,4 @@ cluster-test: install ## spark-submit the replay to a standalone master + 2 work
 clean: ## remove build and run outputs (keeps .venv)
 	rm -rf dist build build-core.log $(OUT) .pytest_cache .mypy_cache .ruff_cache
 
-.PHONY: help install compile-core uncompile-core test-interpreted run kraft-sample report-sample browser test test-fast test-core lint typecheck bench-core bench bench-record bench-nightly bench-month package cluster-test clean ingest-sample audit-sample whatif-sample bench-whatif bench-whatif-fold
+.PHONY: help install compile-core uncompile-core test-interpreted run kraft-sample report-sample browser test test-fast test-core lint typecheck bench-core bench bench-record bench-nightly bench-month package cluster-test clean ingest-sample audit-sample whatif-sample bench-whatif bench-whatif-fold node-exporter

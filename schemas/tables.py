@@ -188,6 +188,14 @@ INCIDENTS = _table(
         T.StructField("topic", T.StringType(), True),
         T.StructField("offline_partition_seconds", T.DoubleType(), True),
         T.StructField("under_min_isr_partition_seconds", T.DoubleType(), True)]), True)),
+    # Every broker its windows name (one event may lose several), each with its share:
+    # partitions, partition-seconds, seconds from the start to its last window's end.
+    _f("brokers", T.ArrayType(T.StructType([
+        T.StructField("broker_id", T.IntegerType(), True),
+        T.StructField("partitions", T.IntegerType(), True),
+        T.StructField("offline_partition_seconds", T.DoubleType(), True),
+        T.StructField("under_min_isr_partition_seconds", T.DoubleType(), True),
+        T.StructField("seconds", T.DoubleType(), True)]), True)),
 )
 
 # What each unclean leader election of the run lost, from the brokers' own offset lines

@@ -27,6 +27,10 @@ group whose topics the event touched; the roll-up runs after the replay over all
   broker change covered several brokers, or a failover found several gone: each window
   names the broker its partition lost (`windows.step_cause`), so a controller's death found
   at the failover names the dead broker, not the new controller;
+* `brokers`: every broker its windows name, each with its share: its partitions, their
+  offline and under-min-ISR partition-seconds, and the seconds from the incident's start
+  to its last window's end (one broker may be back in a minute while another is the
+  incident's length);
 * `unclean_elections`: `unclean_leader_election` findings of its partitions from S to its
   end (the election that ends an offline window by electing an out-of-sync replica is the
   data loss);
@@ -46,7 +50,13 @@ from collections.abc import Iterable
 from typing import NamedTuple
 
 from statemachine.model import INCIDENT_KINDS, OFFLINE, UNDER_MIN_ISR
-from statemachine.rows import FindingRow, IncidentRow, PartitionWindowRow, TopicSeconds
+from statemachine.rows import (
+    BrokerShare,
+    FindingRow,
+    IncidentRow,
+    PartitionWindowRow,
+    TopicSeconds,
+)
 
 TOP_TOPICS = 5
 UNCLEAN_ELECTION = "unclean_leader_election"  # the finding kind (`partition_machine`)
@@ -127,6 +137,26 @@ def _worst(windows: list[PartitionWindowRow], as_of: int | None) -> tuple[TopicS
     return tuple(TopicSeconds(t, s[0] / 1e6, s[1] / 1e6) for t, s in ranked[:TOP_TOPICS])
 
 
+def broker_shares(windows: list[PartitionWindowRow], start_ts: int | None,
+                  as_of: int | None) -> tuple[BrokerShare, ...]:
+    """Each broker the windows name (`cause_broker`), by broker id, with its share."""
+    by_broker: dict[int, list[PartitionWindowRow]] = {}
+    for w in windows:
+        if w.cause_broker is not None:
+            by_broker.setdefault(w.cause_broker, []).append(w)
+    shares = []
+    for broker in sorted(by_broker):
+        mine = by_broker[broker]
+        offline = sum(window_us(w, as_of) for w in mine if w.kind == OFFLINE)
+        under = sum(window_us(w, as_of) for w in mine if w.kind == UNDER_MIN_ISR)
+        closed = all(w.end_seq is not None and w.end_ts is not None for w in mine)
+        seconds = None if start_ts is None or not closed else \
+            max(int(w.end_ts) - int(start_ts) for w in mine) / 1e6
+        shares.append(BrokerShare(broker, len({(w.topic, w.partition) for w in mine}),
+                                  offline / 1e6, under / 1e6, seconds))
+    return tuple(shares)
+
+
 def roll_up(iid: int, windows: list[PartitionWindowRow], elections: Iterable[Election],
             as_of: int | None) -> IncidentRow:
     """One incident from all its windows (`latest_windows`)."""
@@ -150,7 +180,7 @@ def roll_up(iid: int, windows: list[PartitionWindowRow], elections: Iterable[Ele
         peak_offline(windows), len(parts), len({t for t, _ in parts}),
         seconds[OFFLINE] / 1e6, seconds[UNDER_MIN_ISR] / 1e6, unclean,
         None if last is None else last.end_event, None if last is None else last.end_broker,
-        _worst(windows, as_of))
+        _worst(windows, as_of), broker_shares(windows, first.start_ts, as_of))
 
 
 def incidents(rows: Iterable[PartitionWindowRow], elections: Iterable[Election] = (),

@@ -196,6 +196,18 @@ class TopicSeconds(NamedTuple):
     under_min_isr_partition_seconds: float
 
 
+class BrokerShare(NamedTuple):
+    """One broker's part of an incident (`IncidentRow.brokers`): the windows that name it
+    as the broker their partition lost, their partition-seconds, and how long after the
+    incident's start its last window closed (None while one is open)."""
+
+    broker_id: int
+    partitions: int
+    offline_partition_seconds: float
+    under_min_isr_partition_seconds: float
+    seconds: float | None
+
+
 class IncidentRow(NamedTuple):
     """A controller event that opened `offline` or `under_min_isr` windows, with its
     windows rolled up (`statemachine.incidents`). Times are microseconds."""
@@ -217,3 +229,6 @@ class IncidentRow(NamedTuple):
     recovery_event: str | None  # the event that closed its last window
     recovery_broker: int | None
     worst_topics: tuple[TopicSeconds, ...]
+    # Every broker its windows name, by broker id: one event (a BrokerChange, a failover)
+    # may lose several brokers at once.
+    brokers: tuple[BrokerShare, ...] = ()

@@ -11,6 +11,7 @@ Each check is one function returning rows in the shape of `audit_checks` (withou
                    controller_churn, broker_flapping, invalid_transition
     invariants.py  invariant_violation
     observed.py    observed_divergence, observed_unknown_partition (with --observed)
+    freshness.py   no_new_events (severity configurable), offline_during_run
 
 docs/audit.md has the same list as a table (checked by tests/jobs/audit/test_docs.py).
 """
@@ -24,6 +25,7 @@ from pyspark.sql import DataFrame, SparkSession
 from jobs.audit.activity import activity_checks
 from jobs.audit.continuity import continuity_checks
 from jobs.audit.extract import AuditInputs
+from jobs.audit.freshness import freshness_checks
 from jobs.audit.health import end_state_checks
 from jobs.audit.invariants import invariant_violation
 from jobs.audit.observed import ObservedSnapshot, observed_checks, observed_cluster
@@ -52,11 +54,13 @@ CHECKS: dict[str, str] = {
     "invalid_transition": WARNING,
     "observed_unknown_partition": WARNING,
     "ts_backwards": WARNING,
+    "no_new_events": WARNING,  # the default: `[audit] no_new_events_severity`
+    "offline_during_run": WARNING,
 }
 
 
-def all_checks(spark: SparkSession, inputs: AuditInputs, options: AuditOptions,
-               snapshot: ObservedSnapshot | None) -> DataFrame:
+def all_checks(spark: SparkSession, tables_dir: str, inputs: AuditInputs,
+               options: AuditOptions, snapshot: ObservedSnapshot | None) -> DataFrame:
     """The rows of every check, unioned (lazy: nothing runs until they are written or
     counted)."""
     frames = [
@@ -64,6 +68,7 @@ def all_checks(spark: SparkSession, inputs: AuditInputs, options: AuditOptions,
         *end_state_checks(inputs, options),
         *activity_checks(spark, inputs, options),
         invariant_violation(inputs),
+        *freshness_checks(spark, tables_dir, inputs, options),
     ]
     if snapshot is not None:
         cluster = observed_cluster(inputs, options.cluster)

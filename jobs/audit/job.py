@@ -44,10 +44,13 @@ log = logging.getLogger(__name__)
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     from jobs.audit.options import AUDIT_DEFAULTS
     from jobs.common.cli import command_parser
+    from jobs.common.exitcodes import CHECK_FAILED
     from jobs.store.latest_run import default_run_id
 
-    p = command_parser("jobs.audit", __doc__)
-    p.add_argument("--tables", required=True, help="the replay's output directory (--out)")
+    p = command_parser("jobs.audit", __doc__, codes=(CHECK_FAILED,))
+    # Checked by `audit` (not argparse), so that a missing one still writes the ERROR
+    # verdict files a scheduler and the staleness alert read.
+    p.add_argument("--tables", help="the replay's output directory (--out); required")
     p.add_argument("--run-id", help="the replay run to audit (default: the latest in "
                    "--tables, the run_summary row that finished last)")
     p.add_argument("--observed", nargs="+", default=[], metavar="FILE",
@@ -84,7 +87,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--prometheus", metavar="FILE.prom", help="write the same as gauges to a "
                    "node_exporter textfile (local; replaced atomically)")
     args = p.parse_args(argv)
-    if args.run_id is None:
+    if args.run_id is None and args.tables is not None:
         args.run_id = default_run_id(p, args.tables, "audit")
     return args
 
@@ -93,8 +96,9 @@ def refuse(args: argparse.Namespace, message: str) -> int:
     """Bad input: one line on stderr, and the ERROR verdict published when it can be."""
     rc = refuse_input(message)
     if publish_problem(args.verdict_json, args.prometheus) is None:
-        publish(failed(args.run_id, args.fail_on, rc, message), {},
-                verdict_json=args.verdict_json, prometheus=args.prometheus)
+        publish(failed(args.run_id or "unknown", args.fail_on, rc, message), {},
+                verdict_json=args.verdict_json, prometheus=args.prometheus,
+                cluster=args.cluster)
     return rc
 
 
@@ -125,6 +129,9 @@ def main(argv: list[str] | None = None, spark: SparkSession | None = None) -> in
 
 def audit(argv: list[str], spark: SparkSession | None) -> int:
     args = parse_args(argv)
+    if args.tables is None:
+        return refuse(args, "the following argument is required: --tables DIR (the replay's "
+                      "--out)")
     # The run id names audit_checks' partition directory.
     problem = run_id_problem(args.run_id) or publish_problem(args.verdict_json, args.prometheus)
     if problem is not None:

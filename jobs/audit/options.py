@@ -16,7 +16,7 @@ from typing import Any
 
 from jobs.common.config import DEFAULTS, load_config
 from jobs.common.config import parse_duration as parse_duration  # re-exported for jobs.audit
-from schemas.audit import CRITICAL, SEVERITIES
+from schemas.audit import CRITICAL, SEVERITIES, WARNING
 
 NEVER = "never"
 FAIL_ON_CHOICES: tuple[str, ...] = (*SEVERITIES, NEVER)
@@ -33,6 +33,12 @@ AUDIT_DEFAULTS: dict[str, Any] = {
     # Rejected AlterPartition (IsrChanged) events a run may have before the audit calls it
     # a sign of missing events: Kafka rejects a stale leader's request now and then.
     "max_rejected_isr_changes": 10,
+    # A run that read nothing new (jobs/audit/freshness.py): the check's severity, and how
+    # long since the last run that read rows before it fires (0: every such run).
+    "no_new_events_severity": WARNING,
+    "no_new_events_age": "0",
+    # Partition-seconds offline during a run above which `offline_during_run` warns.
+    "max_offline_partition_seconds": 0,
 }
 CONFIG_SECTIONS = ("replay", "kafka", "audit")
 
@@ -61,12 +67,22 @@ class AuditOptions:
     max_failovers: int = 2
     max_restarts: int = 3
     max_rejected_isr_changes: int = 10
+    no_new_events_severity: str = WARNING
+    no_new_events_age: float = 0.0  # seconds
+    max_offline_partition_seconds: float = 0.0
     top: int = 10  # windows and rollup lines in the post-mortem
     write: bool = True  # write audit_checks
     echo: bool = True  # print the post-mortem and the verdict
 
     def min_isr_of(self, topic: str) -> int:
         return dict(self.topic_min_insync_replicas).get(topic, self.min_insync_replicas)
+
+
+def severity_of(value: Any, key: str) -> str:
+    """A severity of the config file, checked (a typo would silence the check)."""
+    if value not in SEVERITIES:
+        raise ValueError(f"[audit] {key} = {value!r}: one of {', '.join(SEVERITIES)}")
+    return str(value)
 
 
 def options_from_config(config: str | None = None, **overrides: Any) -> AuditOptions:
@@ -85,6 +101,10 @@ def options_from_config(config: str | None = None, **overrides: Any) -> AuditOpt
         "max_failovers": int(cfg["max_failovers"]),
         "max_restarts": int(cfg["max_restarts"]),
         "max_rejected_isr_changes": int(cfg["max_rejected_isr_changes"]),
+        "no_new_events_severity": severity_of(cfg["no_new_events_severity"],
+                                              "no_new_events_severity"),
+        "no_new_events_age": parse_duration(cfg["no_new_events_age"]),
+        "max_offline_partition_seconds": float(cfg["max_offline_partition_seconds"]),
     }
     values.update({k: v for k, v in overrides.items() if v is not None})
     return AuditOptions(**values)

@@ -4,9 +4,11 @@
     verdict JSON   the verdict, the exit code, the rows of every check, each cluster's key
                    figures from the run's `run_summary` row, when it finished
     textfile       the same as gauges for node_exporter's textfile collector, written with
-                   prometheus_client; `kafka_replay_last_success_timestamp_seconds` is the
-                   end of the last run whose audit completed (PASS or FAIL), carried over
-                   from the previous file by a run that ends in ERROR
+                   prometheus_client, every series labelled `cluster` (and
+                   `kafka_replay_run_info` with the run id);
+                   `kafka_replay_last_success_timestamp_seconds` is the end of the last run
+                   whose audit completed (PASS or FAIL) over new rows, carried over from the
+                   previous file by a run that ends in ERROR or read nothing
 
 Both files are replaced atomically (a temporary file in the same directory, then a rename),
 so a reader never sees half of one. The writers take an `AuditResult` and the figures and
@@ -51,6 +53,11 @@ CLUSTER_GAUGES: tuple[tuple[str, str, str], ...] = (
     ("offline_partition_seconds", "offline_partition_seconds",
      "Partition-seconds offline in the run's period"),
     ("late_rows", "rows_late", "Rows at or below what earlier runs applied (not applied)"),
+    ("rows_read", "rows_read", "Rows the run read"),
+    ("rows_applied", "rows_applied", "Rows the run applied"),
+    ("rows_quarantined", "rows_quarantined", "Rows the run quarantined (reason in quarantine)"),
+    ("rows_late", "rows_late", "Rows the run read late: at or below what earlier runs "
+     "applied, not applied (as late_rows)"),
     ("seq_gaps", "missing_seqs",
      "Seqs that never arrived, within the run and since the last committed run"),
 )
@@ -138,7 +145,9 @@ def check_rows(result: AuditResult) -> list[dict[str, Any]]:
     none for an ERROR run: nothing was checked."""
     if result.verdict == ERROR:
         return []
-    known = [{"check": c, "severity": s, "rows": result.rows_of(c)} for c, s in CHECKS.items()]
+    fired = {c.check: c.severity for c in result.counts}  # a configured severity wins
+    known = [{"check": c, "severity": fired.get(c, s), "rows": result.rows_of(c)}
+             for c, s in CHECKS.items()]
     other = [{"check": c.check, "severity": c.severity, "rows": c.rows}
              for c in result.counts if c.check not in CHECKS]
     return known + other
@@ -180,16 +189,17 @@ def replace_atomically(path: Path, text: str) -> None:
 
 
 def write_verdict_json(path: Path, result: AuditResult,
-                       clusters: Mapping[str, ClusterFigures], finished_at: datetime) -> None:
+                       clusters: Mapping[str, ClusterFigures], finished_at: datetime,
+                       cluster: str | None = None) -> None:
     document = verdict_document(result, clusters, finished_at)
     replace_atomically(path, json.dumps(document, indent=2) + "\n")
 
 
 # -- the textfile ------------------------------------------------------------------------------
 
-def previous_last_success(path: Path) -> float | None:
-    """`kafka_replay_last_success_timestamp_seconds` of an earlier textfile, or None (no
-    file, unreadable, or without the metric)."""
+def previous_textfile(path: Path) -> tuple[float | None, str | None]:
+    """`kafka_replay_last_success_timestamp_seconds` of an earlier textfile and its
+    `cluster` label, each None when absent (no file, unreadable, or without the metric)."""
     from prometheus_client.parser import text_string_to_metric_families
 
     try:
@@ -197,19 +207,39 @@ def previous_last_success(path: Path) -> float | None:
         for family in text_string_to_metric_families(text):
             for sample in family.samples:
                 if sample.name == LAST_SUCCESS:
-                    return float(sample.value)
+                    return float(sample.value), sample.labels.get("cluster")
     except (OSError, ValueError, IndexError, KeyError):  # what the parser raises on junk
-        return None
-    return None
+        return None, None
+    return None, None
 
 
-def last_success(result: AuditResult, finished_at: datetime, previous: float | None) -> float:
-    """Success = the audit completed (PASS or FAIL: the tool worked, whatever it found).
-    An ERROR run keeps the previous success; 0 when there never was one, so the staleness
-    alert fires."""
-    if result.verdict in (PASS, FAIL):
+def previous_last_success(path: Path) -> float | None:
+    return previous_textfile(path)[0]
+
+
+def read_anything(clusters: Mapping[str, ClusterFigures]) -> bool:
+    """Did the run read any row? (No figures: nothing is known to have been read.)"""
+    return any(f.rows_read > 0 for f in clusters.values())
+
+
+def last_success(result: AuditResult, finished_at: datetime, previous: float | None,
+                 read_rows: bool = True) -> float:
+    """Success = the audit completed (PASS or FAIL: the tool worked, whatever it found)
+    over a run that read rows. An ERROR run, or one that read nothing new (a stopped
+    exporter looks like a quiet night), keeps the previous success; 0 when there never was
+    one, so the staleness alert fires."""
+    if result.verdict in (PASS, FAIL) and read_rows:
         return finished_at.timestamp()
     return previous or 0.0
+
+
+def cluster_label(clusters: Mapping[str, ClusterFigures], cluster: str | None,
+                  previous: str | None) -> str:
+    """The `cluster` label of the run's series: the audited cluster (`--cluster`), else the
+    clusters of its figures (joined by commas), else the previous file's (an ERROR run
+    that read no table), else `unknown`. Two jobs' textfiles in one directory then hold
+    different series, which node_exporter serves side by side."""
+    return cluster or ",".join(sorted(clusters)) or previous or "unknown"
 
 
 def _cluster_gauges(registry: CollectorRegistry,
@@ -223,33 +253,39 @@ def _cluster_gauges(registry: CollectorRegistry,
 
 
 def registry_of(result: AuditResult, clusters: Mapping[str, ClusterFigures],
-                last_success_at: float) -> CollectorRegistry:
-    """The gauges of one run. An ERROR run has no check gauges (nothing was checked: an
-    absent series, not a false 0)."""
+                last_success_at: float, cluster: str = "unknown") -> CollectorRegistry:
+    """The gauges of one run, every one labelled `cluster` (the run's series `cluster`,
+    the per-cluster gauges each cluster's). An ERROR run has no check gauges (nothing was
+    checked: an absent series, not a false 0)."""
     from prometheus_client import CollectorRegistry, Gauge
 
     registry = CollectorRegistry()
+    Gauge(f"{PREFIX}run_info", "The last run audited: 1, its run id and cluster as labels",
+          ["cluster", "run_id"], registry=registry).labels(cluster, result.run_id).set(1)
     Gauge(f"{PREFIX}verdict", "Audit verdict of the last run: 0 PASS, 1 FAIL, 2 ERROR",
-          registry=registry).set(VERDICT_VALUES[result.verdict])
-    Gauge(LAST_SUCCESS, "End of the last run whose audit completed (PASS or FAIL), Unix time",
-          registry=registry).set(last_success_at)
+          ["cluster"], registry=registry).labels(cluster).set(VERDICT_VALUES[result.verdict])
+    Gauge(LAST_SUCCESS, "End of the last run whose audit completed (PASS or FAIL) over "
+          "new rows, Unix time", ["cluster"], registry=registry).labels(cluster) \
+        .set(last_success_at)
     if result.verdict != ERROR:
         rows = Gauge(f"{PREFIX}check_rows", "Rows the audit check found in the last run",
-                     ["check", "severity"], registry=registry)
+                     ["cluster", "check", "severity"], registry=registry)
         for c in check_rows(result):
-            rows.labels(c["check"], c["severity"]).set(c["rows"])
+            rows.labels(cluster, c["check"], c["severity"]).set(c["rows"])
     _cluster_gauges(registry, clusters)
     return registry
 
 
 def write_prometheus(path: Path, result: AuditResult, clusters: Mapping[str, ClusterFigures],
-                     finished_at: datetime) -> None:
+                     finished_at: datetime, cluster: str | None = None) -> None:
     """The textfile, written by prometheus_client's `write_to_textfile` (a temporary
     `<path>.<pid>.<thread>` beside it, then a rename: the collector reads only `*.prom`)."""
     from prometheus_client import write_to_textfile
 
-    success = last_success(result, finished_at, previous_last_success(path))
-    write_to_textfile(str(path), registry_of(result, clusters, success))
+    previous, previous_cluster = previous_textfile(path)
+    success = last_success(result, finished_at, previous, read_anything(clusters))
+    label = cluster_label(clusters, cluster, previous_cluster)
+    write_to_textfile(str(path), registry_of(result, clusters, success, label))
 
 
 # -- the flags -------------------------------------------------------------------------------
@@ -272,7 +308,7 @@ def publish_problem(verdict_json: str | None, prometheus: str | None) -> str | N
 
 def publish(result: AuditResult, clusters: Mapping[str, ClusterFigures], *,
             verdict_json: str | None, prometheus: str | None,
-            finished_at: datetime | None = None) -> int:
+            finished_at: datetime | None = None, cluster: str | None = None) -> int:
     """Write the files asked for; the result's exit code. A file that cannot be written is
     one line on stderr and leaves the exit code the verdict's (the old textfile's last
     success then goes stale, which the staleness alert reports)."""
@@ -282,7 +318,7 @@ def publish(result: AuditResult, clusters: Mapping[str, ClusterFigures], *,
         if path is None:
             continue
         try:
-            write(Path(path), result, clusters, at)
+            write(Path(path), result, clusters, at, cluster)
         except OSError as exc:
             log.error(f"{flag} {path} not written: {exc}")
         else:
@@ -303,4 +339,5 @@ def publish_run(spark: SparkSession | None, tables_dir: str, result: AuditResult
     elif spark is not None:
         with contextlib.suppress(Exception):  # best effort: the run already failed
             clusters = read_figures(spark, tables_dir, result.run_id, cluster)
-    return publish(result, clusters, verdict_json=verdict_json, prometheus=prometheus)
+    return publish(result, clusters, verdict_json=verdict_json, prometheus=prometheus,
+                   cluster=cluster)

@@ -32,11 +32,12 @@ from jobs.audit.postmortem import (
     run_periods,
 )
 from jobs.engine.data_loss_lines import post_mortem_line
-from schemas.audit import SEVERITIES
+from schemas.audit import SEVERITIES, WARNING
 
 log = logging.getLogger(__name__)
 
 PASS, FAIL, ERROR = "PASS", "FAIL", "ERROR"
+WARN = "WARN"  # printed for a PASS that found warnings (`verdict_word`)
 EXAMPLES = 3  # rows shown per check in the report
 
 
@@ -118,6 +119,15 @@ def verdict_of(counts: list[CheckCount], fail_on: str) -> tuple[str, int]:
     return (FAIL, 1) if any(c.severity in failing for c in counts) else (PASS, 0)
 
 
+def verdict_word(verdict: str, counts: list[CheckCount]) -> str:
+    """The word printed: the verdict, but WARN for a PASS with a warning found, the word
+    of the report's badge (which judges as `--fail-on critical`: FAIL, WARN or PASS). The
+    exit code, the verdict JSON and the gauge keep PASS: WARN does not fail the run."""
+    if verdict == PASS and any(c.severity == WARNING and c.rows for c in counts):
+        return WARN
+    return verdict
+
+
 def format_verdict(verdict: str, counts: list[CheckCount]) -> str:
     """`audit verdict: FAIL (critical: unavailable_partition 2; warning: ...)`."""
     parts = []
@@ -125,7 +135,8 @@ def format_verdict(verdict: str, counts: list[CheckCount]) -> str:
         listed = ", ".join(f"{c.check} {c.rows}" for c in counts if c.severity == severity)
         if listed:
             parts.append(f"{severity}: {listed}")
-    return f"audit verdict: {verdict} ({'; '.join(parts) or 'nothing found'})"
+    return (f"audit verdict: {verdict_word(verdict, counts)} "
+            f"({'; '.join(parts) or 'nothing found'})")
 
 
 def loss_lines(inputs: AuditInputs) -> dict[str, list[str]]:
@@ -142,7 +153,7 @@ def _audit(spark: SparkSession, tables_dir: str, run_id: str,
     snapshot = load_observed(options.observed)
     unreadable = report_unreadable(snapshot, options)
     inputs = read_inputs(spark, tables_dir, run_id, options.cluster)
-    rows = all_checks(spark, inputs, options, snapshot).persist()
+    rows = all_checks(spark, tables_dir, inputs, options, snapshot).persist()
     try:
         counts = count_checks(rows)
         table = None

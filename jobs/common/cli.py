@@ -3,7 +3,8 @@
 The description is the first paragraph of the command module's docstring (whole sentences,
 line breaks kept as written), every option with a default shows it, every command takes
 `--quiet` and `--verbose` (read by `jobs.common.command.run_job`), and the epilog lists the
-exit codes every command shares (`jobs.common.exitcodes.EXIT_CODES_HELP`), line breaks kept.
+exit codes the command can exit with (`jobs.common.exitcodes.exit_codes_help`: 1 only for a
+command with --fail-on, 75 only for one with a checkpoint), line breaks kept.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from jobs.common.exitcodes import EXIT_CODES_HELP
+from jobs.common.exitcodes import exit_codes_help
 
 
 def first_paragraph(doc: str | None) -> str:
@@ -41,14 +42,17 @@ class HelpFormatter(argparse.RawDescriptionHelpFormatter):
         return text
 
 
-def command_parser(prog: str, doc: str | None, more: str = "") -> argparse.ArgumentParser:
+def command_parser(prog: str, doc: str | None, more: str = "",
+                   codes: tuple[int, ...] = ()) -> argparse.ArgumentParser:
     """The parser of a command: `doc`'s first paragraph (then `more`, when given) as the
-    description, the shared exit codes as the epilog."""
+    description, the exit codes it can exit with as the epilog: every command's (0, 2, 3,
+    130, 143) and `codes` (1 for a command with --fail-on, 75 for one with a checkpoint)."""
     description = first_paragraph(doc)
     if more:
         description = f"{description}\n\n{more.strip()}"
     parser = argparse.ArgumentParser(prog=prog, description=description,
-                                     epilog=EXIT_CODES_HELP, formatter_class=HelpFormatter)
+                                     epilog=exit_codes_help(*codes),
+                                     formatter_class=HelpFormatter)
     talk = parser.add_mutually_exclusive_group()
     talk.add_argument("--quiet", action="store_true",
                       help="only warnings, errors and the command's results")

@@ -34,14 +34,35 @@ BAD_INPUT = 2
 INTERNAL_ERROR = 3
 CHECKPOINT_BUSY = 75  # EX_TEMPFAIL
 
-EXIT_CODES_HELP = """\
-exit codes (the same for every command):
-  0   no check reaches --fail-on (or nothing to check)
-  1   a check reaches --fail-on
-  2   bad input or usage (one line on stderr says what)
-  3   internal error: uncaught exception or Spark/executor failure (one line names the
-      cause and the file with the full trace)
-  75  checkpoint in use by another run: retry later"""
+SIGINT_EXIT = 128 + signal.SIGINT  # 130
+SIGTERM_EXIT = 128 + signal.SIGTERM  # 143
+
+# Each code's line in a command's --help, in the order listed.
+_CODE_LINES: dict[int, str] = {
+    OK: "  0   finished; no check reaches --fail-on, where the command has checks",
+    CHECK_FAILED: "  1   a check reaches --fail-on",
+    BAD_INPUT: "  2   bad input or usage (one line on stderr says what)",
+    INTERNAL_ERROR: "  3   internal error: uncaught exception or Spark/executor failure (one "
+                    "line names the\n      cause and the file with the full trace)",
+    CHECKPOINT_BUSY: "  75  checkpoint in use by another run: retry later",
+    SIGINT_EXIT: "  130 stopped by SIGINT (Ctrl-C): what it made outside its outputs is removed",
+    SIGTERM_EXIT: "  143 stopped by SIGTERM: the same; rerun the same command",
+}
+# What every command can exit with; a command adds 1 (it has --fail-on) or 75 (a checkpoint).
+COMMON_CODES: tuple[int, ...] = (OK, BAD_INPUT, INTERNAL_ERROR, SIGINT_EXIT, SIGTERM_EXIT)
+
+
+def exit_codes_help(*extra: int) -> str:
+    """The epilog of a command's --help: the codes it can exit with (every command's, and
+    `extra`: CHECK_FAILED for a command with --fail-on, CHECKPOINT_BUSY for one with a
+    checkpoint), each meaning the same for every command."""
+    codes = sorted({*COMMON_CODES, *extra})
+    return "exit codes (each means the same for every command):\n" + "\n".join(
+        _CODE_LINES[c] for c in codes)
+
+
+# Every code, as the reference lists them (docs and the tests of the codes).
+EXIT_CODES_HELP = exit_codes_help(CHECK_FAILED, CHECKPOINT_BUSY)
 
 # What an executor's or the JVM's failure looks like inside a py4j / Spark message.
 _PY_ERROR = re.compile(r"^\s*(?:[\w.]+\.)?(\w+(?:Error|Exception)): (.+)$", re.MULTILINE)

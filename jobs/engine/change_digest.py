@@ -145,7 +145,7 @@ def cluster_changes(timeline: ClusterTimeline, after_seq: int | None) -> list[Ch
         ts = _timeline_us(s.ts)
         if s.kind == FAILOVER:
             out["controller_failover"].append(
-                (s.seq, ts, None, None, s.controller, f"epoch {s.epoch}"))
+                (s.seq, ts, None, None, s.controller, f"the new controller, epoch {s.epoch}"))
             if s.seq == first_ever and not timeline.initial.live:
                 continue
             known = s.live_before | s.shutting_down_before

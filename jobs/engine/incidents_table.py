@@ -88,7 +88,8 @@ def run_incidents(reads: list[Read], elections: list[tuple[str, Election]], run_
 def incident_batches(found: dict[str, list[IncidentRow]], run_id: str) -> list[pa.RecordBatch]:
     schema = arrow_schema(TABLES["incidents"])
     rows = [{"cluster": cluster, "run_id": run_id, **i._asdict(),
-             "worst_topics": [t._asdict() for t in i.worst_topics]}
+             "worst_topics": [t._asdict() for t in i.worst_topics],
+             "brokers": [b._asdict() for b in i.brokers]}
             for cluster, incidents in found.items() for i in incidents]
     return [pa.RecordBatch.from_pylist(rows, schema=schema)] if rows else []
 

@@ -156,10 +156,29 @@ def _ts_backwards(per_seq: pa.Table, tolerance_us: int) -> list[int]:
     return [int(s) for s in per_seq.column("seq").to_numpy()[regress]]
 
 
+def _applied_times(rows: pa.Table, conflicting: set[int],
+                   ts_range: tuple[int | None, int | None]) -> pa.Table:
+    """The rows whose time the replay uses: a row quarantined for an implausible time has
+    none (its time neither regresses nor moves time on), a conflicting seq none at all
+    (both of its rows are quarantined)."""
+    if conflicting:
+        rows = rows.filter(pc.invert(pc.is_in(rows.column("seq"),
+                                              pa.array(sorted(conflicting), pa.int64()))))
+    low, high = ts_range
+    ts = rows.column("ts_us")
+    outside = pc.or_kleene(pc.less(ts, low if low is not None else np.iinfo(np.int64).min),
+                           pc.greater(ts, high if high is not None else np.iinfo(np.int64).max))
+    kept = pc.if_else(pc.fill_null(outside, False), pa.scalar(None, ts.type), ts)
+    return rows.set_column(rows.schema.get_field_index("ts_us"), "ts_us", kept)
+
+
 def cluster_facts(rows: pa.Table, previous: int | None, applied_through: int | None,
-                  tolerance_us: int) -> SeqFacts:
+                  tolerance_us: int,
+                  ts_range: tuple[int | None, int | None] = (None, None)) -> SeqFacts:
     """The facts of one cluster's narrow rows (`narrow`), given the highest seq the
-    committed runs saw and applied."""
+    committed runs saw and applied. Time running backwards is judged on the rows the
+    replay applies: not on those quarantined for their time (`ts_range`, the plausible
+    times) or as conflicting."""
     per_seq = _per_seq(rows)
     seqs = per_seq.column("seq").to_numpy()
     if not seqs.size:
@@ -167,19 +186,22 @@ def cluster_facts(rows: pa.Table, previous: int | None, applied_through: int | N
     late = seqs[seqs <= applied_through] if applied_through is not None else seqs[:0]
     baseline = previous if previous is not None else applied_through
     beyond = seqs[seqs > baseline] if baseline is not None else seqs
-    backwards = _ts_backwards(per_seq, tolerance_us)
+    conflicting = _conflicts(rows, per_seq)
+    backwards = _ts_backwards(_per_seq(_applied_times(rows, conflicting, ts_range)),
+                              tolerance_us)
     return SeqFacts(
         seq_min=int(seqs[0]), seq_max=int(seqs[-1]), previous_seq_max=baseline,
         gaps=tuple(_gaps(beyond, baseline)),
         late=(int(late[0]), int(late[-1])) if late.size else None,
-        conflicting=tuple(sorted(_conflicts(rows, per_seq))),
+        conflicting=tuple(sorted(conflicting)),
         ts_backwards=tuple(backwards[:LISTED]), ts_backwards_count=len(backwards),
         requested=requested(rows, applied_through),
     )
 
 
 def log_facts(rows: pa.Table, previous: dict[str, int], applied_through: dict[str, int],
-              tolerance_us: int) -> dict[str, SeqFacts]:
+              tolerance_us: int,
+              ts_range: tuple[int | None, int | None] = (None, None)) -> dict[str, SeqFacts]:
     """`cluster_facts` of every cluster of the narrow rows."""
     out = {}
     clusters = sorted(pc.unique(rows.column("cluster")).to_pylist())
@@ -188,5 +210,5 @@ def log_facts(rows: pa.Table, previous: dict[str, int], applied_through: dict[st
         mine = rows if len(clusters) == 1 else rows.filter(
             pc.equal(rows.column("cluster"), cluster))
         out[cluster] = cluster_facts(mine, previous.get(cluster), applied_through.get(cluster),
-                                     tolerance_us)
+                                     tolerance_us, ts_range)
     return out

@@ -21,6 +21,13 @@ from jobs.engine.initial_state import (
 )
 from jobs.engine.settings import Settings, StageClock
 from jobs.engine.stages import seed_stage, stream_stage, summary_stage, timeline_stage
+from jobs.store.checkpoint_out import (
+    OUT_KEY,
+    normalized_out,
+    out_mismatch,
+    record_out,
+    recorded_out,
+)
 from jobs.store.filesystem import path_exists, read_text, write_text
 from jobs.store.generations import active_checkpoint, committed_runs, generation, swap_in
 from jobs.store.layout import CheckpointLayout
@@ -31,8 +38,8 @@ from statemachine.profiles import DEFAULT_KAFKA_VERSION
 log = logging.getLogger(__name__)
 
 
-def pin_settings(spark: SparkSession, checkpoint: str, buckets: int, profile: str
-                 ) -> str | None:
+def pin_settings(spark: SparkSession, checkpoint: str, buckets: int, profile: str,
+                 out: str | None = None) -> str | None:
     """Settings a checkpoint's state depends on, recorded by its first run; a later run
     that asks for others is refused. The bucket count is part of the state's key: another
     count would look for each topic's partitions in the wrong state row and silently start
@@ -41,9 +48,15 @@ def pin_settings(spark: SparkSession, checkpoint: str, buckets: int, profile: st
     before profiles existed was built with 3.7's."""
     path = CheckpointLayout(checkpoint).settings
     if not path_exists(path):
-        write_text(path, json.dumps({"buckets": buckets, "kafka_profile": profile}) + "\n")
+        pinned_now: dict[str, object] = {"buckets": buckets, "kafka_profile": profile}
+        if out is not None:
+            pinned_now[OUT_KEY] = normalized_out(out)
+        write_text(path, json.dumps(pinned_now) + "\n")
         return None
     pinned = json.loads(read_text(path))
+    problem = None if out is None else out_mismatch(checkpoint, pinned.get(OUT_KEY), out)
+    if problem is not None:
+        return problem
     pinned_buckets = int(pinned["buckets"])
     if pinned_buckets != buckets:
         return (f"checkpoint {checkpoint} was built with buckets={pinned_buckets}, this run "
@@ -54,6 +67,8 @@ def pin_settings(spark: SparkSession, checkpoint: str, buckets: int, profile: st
         return (f"checkpoint {checkpoint} was built with the Kafka {pinned_profile} profile, "
                 f"this run asks for {profile}; keep --kafka-version {pinned_profile}, or "
                 "replay in full with a new checkpoint")
+    if out is not None:
+        record_out(path, out)  # a checkpoint from before it recorded its --out
     return None
 
 
@@ -75,7 +90,8 @@ def replay_run(spark: SparkSession, s: Settings, clock: StageClock,
         log.info(f"run {s.run_id} is already committed in {s.checkpoint}; nothing to do "
                  "(new files are taken in by the next run id)")
         return 0
-    problem = pin_settings(spark, s.checkpoint, s.buckets, s.config.profile.name)
+    problem = pin_settings(spark, s.checkpoint, s.buckets, s.config.profile.name,
+                           None if s.temporary_checkpoint else s.out)
     if problem is not None:
         raise BadInput(problem)
     ledger = RunLedger(spark, s.checkpoint, s.run_id).load()
@@ -97,6 +113,13 @@ def replay_run(spark: SparkSession, s: Settings, clock: StageClock,
 
 def run_with_session(spark: SparkSession, s: Settings, clock: StageClock,
                      seed: Seed | None = None) -> int:
+    if not s.temporary_checkpoint and not s.rebuild:
+        # Refused before anything is written: --out's probe, the lease.
+        active = active_checkpoint(spark, s.checkpoint)
+        problem = out_mismatch(s.checkpoint, recorded_out(CheckpointLayout(active).settings),
+                               s.out)
+        if problem is not None:
+            raise BadInput(problem)
     problem = out_problem(s.out, s.run_id)
     if problem is not None:
         raise BadInput(problem)

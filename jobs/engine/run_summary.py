@@ -108,7 +108,8 @@ def print_summary(out_dir: str, run_id: str, counts: BatchCounts,
         total_offline = by_state.get("OfflinePartition", 0)
         listed = ", ".join(f"{t}-{p}" for t, p in offline)
         more = " ..." if total_offline > len(offline) else ""
-        print(f"  offline partitions: {total_offline}" + (f" ({listed}{more})" if offline else ""))
+        print(f"  offline partitions at the end: {total_offline}"
+              + (f" ({listed}{more})" if offline else ""))
         print_rollup(rollups.get(cluster, Rollup()))
         kinds = ", ".join(f"{k} {v}" for k, v in sorted(c.findings_by_kind.items()))
         print(f"  findings by kind: {kinds or 'none'}")

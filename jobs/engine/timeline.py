@@ -76,7 +76,7 @@ class ScanContext:
     def facts_of(self, narrow_rows: Any) -> dict[str, SeqFacts]:
         rules = self.rules or Plausibility()
         return log_facts(narrow_rows, dict(self.seen_through), dict(self.applied_through),
-                         rules.ts_backwards_tolerance_us)
+                         rules.ts_backwards_tolerance_us, (rules.ts_min_us, rules.ts_max_us))
 
     def judged(self, facts: Mapping[str, SeqFacts]) -> Plausibility | None:
         """The rules with this scan's conflicting seqs (what the stream quarantines)."""

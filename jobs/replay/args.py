@@ -13,8 +13,9 @@ tables (a KRaft metadata log written by jobs.ingest is folded into the same tabl
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     from jobs.common.cli import command_parser
+    from jobs.common.exitcodes import CHECK_FAILED, CHECKPOINT_BUSY
 
-    p = command_parser("jobs.replay", DESCRIPTION)
+    p = command_parser("jobs.replay", DESCRIPTION, codes=(CHECK_FAILED, CHECKPOINT_BUSY))
     p.add_argument("--events", required=True, help="directory of event-log Parquet files")
     p.add_argument("--out", required=True, help="directory of the output tables")
     p.add_argument("--checkpoint", help="checkpoint directory; resumes when it exists "

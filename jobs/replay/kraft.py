@@ -30,7 +30,9 @@ from jobs.engine.kraft.metadata_source import (
 )
 from jobs.engine.kraft.pipeline import incremental, profile_of, replay_kraft
 from jobs.replay.args import parse_args
+from jobs.store.checkpoint_out import out_mismatch, record_out, recorded_out
 from jobs.store.filesystem import run_id_problem
+from jobs.store.layout import CheckpointLayout
 from jobs.store.lease import CheckpointLease, LeaseHeld
 
 log = logging.getLogger(__name__)
@@ -77,7 +79,11 @@ def kraft_main(argv: list[str] | None, kraft: KraftInput,
              f"kafka_version={version} (KRaft profile {profile.name})")
     if spark is None:
         spark = session_for_config(cfg, cfg_path, args.master)
-    problem = out_problem(args.out, run_id) or evidence_problem(args.offset_evidence)
+    problem = None
+    if args.checkpoint and not args.rebuild:  # before --out's probe writes anything
+        problem = out_mismatch(args.checkpoint, recorded_out(
+            CheckpointLayout(args.checkpoint).kraft_out), args.out)
+    problem = problem or out_problem(args.out, run_id) or evidence_problem(args.offset_evidence)
     if problem is not None:
         raise BadInput(problem)
     min_isr = int(cfg["min_insync_replicas"])
@@ -85,6 +91,8 @@ def kraft_main(argv: list[str] | None, kraft: KraftInput,
         try:
             with CheckpointLease(spark, args.checkpoint, run_id):
                 rc = incremental(spark, kraft, args, run_id, profile, min_isr)
+                if rc is None:  # it ran: the checkpoint's runs write to this --out
+                    record_out(CheckpointLayout(args.checkpoint).kraft_out, args.out)
         except LeaseHeld as exc:  # the same command succeeds once it is free
             log.warning(f"BUSY: checkpoint {args.checkpoint}: {exc}; retry later")
             return CHECKPOINT_BUSY

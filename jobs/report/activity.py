@@ -99,11 +99,12 @@ def audit_checks(audit_dir: Path, run_id: str, limit: int) -> list[Group]:
 
 
 def verdict(checks: list[Group]) -> str:
-    """FAIL if any critical check, WARN if any warning, else OK."""
+    """FAIL if any critical check, WARN if any warning, else PASS: the word `jobs.audit`
+    prints with its default `--fail-on critical`."""
     severities = {g.severity for g in checks if g.rows}
     if "critical" in severities:
         return "FAIL"
-    return "WARN" if "warning" in severities else "OK"
+    return "WARN" if "warning" in severities else "PASS"
 
 
 def _recipient_counts(tables_dir: Path, run_id: str, table: str) -> dict[tuple[str, int], int]:

@@ -13,13 +13,14 @@ import pyarrow.compute as pc
 
 from jobs.engine.change_digest import named
 from jobs.engine.data_loss_lines import figure
+from jobs.engine.incident_text import cause_text, shares_text
 from jobs.report.tables import microseconds, open_table, read
 
 INCIDENT_COLUMNS = [
     "cluster", "incident_id", "cause_event", "cause_broker", "start_ts", "end_ts", "end_seq",
     "seconds", "peak_partitions_offline", "partitions_affected", "topics_affected",
     "offline_partition_seconds", "under_min_isr_partition_seconds", "unclean_elections",
-    "recovery_event", "recovery_broker", "worst_topics",
+    "recovery_event", "recovery_broker", "worst_topics", "brokers",
 ]
 
 
@@ -94,7 +95,9 @@ def incidents(tables_dir: Path, run_id: str, top: int,
                                         -(r["under_min_isr_partition_seconds"] or 0.0),
                                         r["cluster"], r["incident_id"]))[:top]
     for r in worst:
-        r["cause"] = who(r["cause_event"], r["cause_broker"])
+        shares = shares_text(r["brokers"], r["offline_partition_seconds"])
+        r["cause"] = cause_text(r["cause_event"], r["cause_broker"], r["brokers"]) + (
+            f" ({shares})" if shares else "")
         r["recovery"] = who(r["recovery_event"], r["recovery_broker"])
         r["topics"] = ", ".join(t["topic"] for t in r["worst_topics"] or [])
         r["losses"] = [x for x in lost or [] if (x.cluster, x.incident_id) == (

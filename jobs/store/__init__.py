@@ -8,6 +8,7 @@
     ledger.py              what a run has committed so far (a killed run finishes, not restarts)
     generations.py         `--rebuild`: a new generation of the checkpoint, swapped in at commit
     lease.py               one run at a time on a checkpoint
+    checkpoint_out.py      the `--out` a checkpoint's runs write to, recorded and held to
     kraft_checkpoint.py    a KRaft replay's saved folds
     run_reads.py           small reads of a run's committed tables on the driver
     latest_run.py          the run a command means when `--run-id` is not given

@@ -126,6 +126,12 @@ class CheckpointLayout:
         return join(self.root, "history.json")
 
     @property
+    def kraft_out(self) -> str:
+        """The `--out` a KRaft checkpoint's runs write to (`jobs.store.checkpoint_out`);
+        a ZooKeeper-mode generation records it in `settings`."""
+        return join(self.root, "out.json")
+
+    @property
     def runs(self) -> str:
         return join(self.root, "runs")
 

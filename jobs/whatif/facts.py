@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 
 import numpy as np
 import pyarrow as pa
@@ -39,6 +40,11 @@ BROKER_EVENTS = BROKER_OWN_EVENTS | {ET.CONTROLLER_FAILOVER}
 BROKER_LISTS = ("replicas", "isr", "brokers")
 
 
+def _iso(us: int) -> str:
+    return datetime.fromtimestamp(us / 1_000_000, UTC).isoformat(
+        timespec="seconds").replace("+00:00", "Z")
+
+
 class LogError(BadInput):
     """The log cannot take a what-if (a cluster name holding the separator)."""
 
@@ -60,6 +66,23 @@ class ClusterFacts:
     def end_ts(self) -> int | None:
         """The log's last event time (microseconds): where an open window is counted to."""
         return int(self.times.max()) if len(self.times) else None
+
+    @property
+    def start_ts(self) -> int | None:
+        """The log's first event time (microseconds)."""
+        return int(self.times.min()) if len(self.times) else None
+
+    def outside(self, at: int) -> str | None:
+        """Why an event cannot be injected `at` (microseconds), or None: a time outside the
+        log's range would replay a log that is not this one (nothing after it to judge, or
+        a failure before the cluster the log knows existed)."""
+        start, end = self.start_ts, self.end_ts
+        if start is not None and end is not None and start <= at <= end:
+            return None
+        span = "no event time" if start is None or end is None else \
+            f"events from {_iso(start)} to {_iso(end)}"
+        return (f"at {_iso(at)} is outside the log's time range ({span}); give a time "
+                "inside it, or after_seq")
 
     def has_seq(self, seq: int) -> bool:
         i = int(np.searchsorted(self.seqs, seq))

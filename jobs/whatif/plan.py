@@ -187,6 +187,9 @@ def _place(where: str, inj: Injection, cluster: ClusterFacts) -> tuple[int, int]
             raise ScenarioError(f"{where}: after_seq {inj.after_seq} is not a seq of the log")
         return inj.after_seq, inj.ts if inj.ts is not None else cluster.ts_of(inj.after_seq)
     assert inj.at is not None
+    outside = cluster.outside(inj.at)
+    if outside is not None:
+        raise ScenarioError(f"{where}: {outside}")
     return cluster.last_seq_at(inj.at), inj.at
 
 

@@ -54,8 +54,11 @@ def test_implausible_rows_are_quarantined_with_their_reason(spark: Any, tmp_path
     assert summary["conflicting_seqs"] == [6, 7]
     assert summary["rows_read"] == summary["rows_applied"] + summary["rows_quarantined"]
     assert summary["rows_quarantined"] == 7
+    # The quarantined times (1960 after 9999) are not applied: they run no time backwards.
+    assert (summary["ts_backwards_count"], summary["ts_backwards_seqs"]) == (0, [])
     checks = run_audit(spark, str(tmp_path / "out"), "r1", AuditOptions(echo=False))
     assert checks.rows_of("conflicting_events") == 1 and checks.exit_code == 1
+    assert checks.rows_of("ts_backwards") == 0
 
 
 def test_time_running_backwards_is_raised_by_the_audit(spark: Any, tmp_path: Path) -> None:

@@ -22,7 +22,7 @@ from statemachine.incidents import (
 )
 from statemachine.model import BucketState
 from statemachine.replay import replay
-from statemachine.rows import IncidentRow, PartitionWindowRow, TopicSeconds
+from statemachine.rows import BrokerShare, IncidentRow, PartitionWindowRow, TopicSeconds
 from tests.helpers.core import Log, replay_log, split
 
 SECOND = 1_000_000  # ts are microseconds
@@ -63,7 +63,10 @@ def test_one_broker_failure_is_one_incident() -> None:
         under_min_isr_partition_seconds=float((unclean - fail) + 2 * (back - fail)),
         unclean_elections=1,
         recovery_event=ET.BROKER_STARTUP, recovery_broker=1,
-        worst_topics=(TopicSeconds("t", 3.0, 3.0), TopicSeconds("v", 2.0, 2.0)))]
+        worst_topics=(TopicSeconds("t", 3.0, 3.0), TopicSeconds("v", 2.0, 2.0)),
+        brokers=(BrokerShare(1, 3, float((unclean - fail) + 2 * (back - fail)),
+                             float((unclean - fail) + 2 * (back - fail)),
+                             float(back - fail)),))]
 
 
 def test_incident_windows_carry_its_id_and_their_end_broker() -> None:
@@ -162,6 +165,37 @@ def test_the_cause_is_the_broker_most_windows_name() -> None:
         (0, 1), (1, 2), (2, 2)}
     [incident] = of(out)
     assert (incident.incident_id, incident.cause_broker) == (both, 2)
+    assert [(b.broker_id, b.partitions) for b in incident.brokers] == [(1, 1), (2, 2)]
+
+
+def test_one_broker_change_that_lost_two_brokers_names_both_with_their_shares() -> None:
+    """ZooKeeper's /brokers/ids watch fires once for two lost registrations
+    (`KafkaController.processBrokerChange`, 3.7.1): one event, one incident. Broker 3 is
+    back 86 s later, broker 5 after 442 s, the incident's length."""
+    log = Log(tick=SECOND)
+    log.failover(1, [1, 3, 5])
+    log.create("t", 0, [3])
+    log.create("t", 1, [5])
+    log.create("u", 0, [5])
+    change = log.broker_change([], [3, 5])
+    log.seq = change + 85
+    back3 = log.startup(3)
+    log.seq = change + 441
+    back5 = log.startup(5)
+    _, out = replay_log(log)
+    [incident] = of(out)
+    assert (incident.incident_id, incident.cause_event, incident.seconds) == (
+        change, ET.BROKER_FAILURE, 442.0)
+    assert incident.brokers == (BrokerShare(3, 1, 86.0, 86.0, float(back3 - change)),
+                                BrokerShare(5, 2, 884.0, 884.0, float(back5 - change)))
+    # Open at the end of a night between the two returns: broker 3's share is closed,
+    # broker 5's counts up to the night's last event.
+    night = [w for w in out.partition_windows if w.start_seq == change]
+    opened = [w._replace(end_seq=None, end_ts=None, seconds=None) if w.cause_broker == 5
+              else w for w in night]
+    [still] = incidents(opened, as_of=(change + 100) * SECOND)
+    assert [(b.broker_id, b.offline_partition_seconds, b.seconds) for b in still.brokers] \
+        == [(3, 86.0, 86.0), (5, 200.0, None)]
 
 
 # -- the pure roll-up -------------------------------------------------------------------------

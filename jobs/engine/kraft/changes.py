@@ -65,7 +65,8 @@ def kraft_changes(applied: Iterable[Applied], reassigning: Iterable[Window], run
     found = [*_created(creations), *change_digest.reassignments(reassigning, run_id)]
     for c in controllers:
         out["controller_failover"].append(
-            (c.seq, c.ts, None, None, c.controller_id, f"epoch {c.controller_epoch}"))
+            (c.seq, c.ts, None, None, c.controller_id,
+             f"the new controller, epoch {c.controller_epoch}"))
     found += [Change(name, len(rows), tuple(sorted(rows, key=_order)[:FIRST]))
               for name, rows in out.items()]
     by_name = {c.change: c for c in found if c.count}

@@ -115,7 +115,8 @@ def print_kraft_summary(out: str, run_id: str, runs: dict[str, ClusterRun],
         states = ", ".join(f"{k} {v}" for k, v in sorted(c.partitions_by_state.items()))
         print(f"  partitions by state: {states or 'none'}")
         offline = c.offline_partitions()
-        print(f"  offline partitions: {c.partitions_by_state.get('OfflinePartition', 0)}"
+        at_end = c.partitions_by_state.get("OfflinePartition", 0)
+        print(f"  offline partitions at the end: {at_end}"
               + (f" ({', '.join(f'{t}-{p}' for t, p in offline)})" if offline else ""))
         print_rollup(r.rollup)
         kinds = ", ".join(f"{k} {v}" for k, v in sorted(c.findings_by_kind.items())

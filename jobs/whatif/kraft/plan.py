@@ -106,6 +106,9 @@ def _operations(where: str, inj: Injection, log: ClusterLog,
     else:
         assert inj.at is not None
         ts = inj.at
+        outside = facts.outside(ts)
+        if outside is not None:
+            raise ScenarioError(f"{where}: {outside}")
     ops = [Injected(OPERATION_OF[event_type], broker, ts)]
     if inj.restart_after is not None:
         if event_type == ET.CONTROLLED_SHUTDOWN:

@@ -148,6 +148,10 @@ def test_each_check_fires_on_the_outage_log(spark: SparkSession, tables: dict[st
     assert where["broker_flapping"] == [(None, None, 4)]
     assert where["invalid_transition"] == [("moving", 0, 5)]
     assert "invariant_violation" not in found
+    # solo-0 offline from seq 60 to the last event, seq 200: 140 partition-seconds.
+    [offline] = found["offline_during_run"]
+    assert offline["severity"] == "warning"
+    assert offline["detail"].startswith("140.0 partition-second(s) offline during the run")
     out = capsys.readouterr().out
     assert "solo-0" in out and "still offline" in out and "BrokerFailure of broker 3" in out
     # The incident comes first, in one line with its seq and time: broker 3's failure took

@@ -31,5 +31,34 @@ def test_a_closed_incident_names_its_cause_blast_radius_and_recovery() -> None:
 
 def test_an_open_incident_with_unclean_elections_says_so() -> None:
     line = incident_line(incident(end_seq=None, end_ts=None, recovery_event=None,
-                                  recovery_broker=None, unclean_elections=2))
+                                  recovery_broker=None, unclean_elections=2, seconds=None),
+                         as_of=datetime(2026, 1, 1, 0, 51, 3))
     assert line.endswith("still open at the run's end; 2 unclean election(s): data may be lost")
+    # Its length so far (to the run's last event), not "for 0.0 s".
+    assert "(peak 23 offline) open, 120 s so far, 8830.7 partition-seconds" in line
+    assert " for " not in line
+
+
+def test_one_event_that_lost_two_brokers_names_both_with_their_shares() -> None:
+    """One BrokerChange lost brokers 3 and 5: broker 3 was back in 86 s, broker 5's 442 s
+    is the incident's length. The line names both, each with its share."""
+    brokers = [
+        {"broker_id": 5, "partitions": 23, "offline_partition_seconds": 7946.7,
+         "under_min_isr_partition_seconds": 0.0, "seconds": 442.1},
+        {"broker_id": 3, "partitions": 8, "offline_partition_seconds": 884.0,
+         "under_min_isr_partition_seconds": 12.0, "seconds": 86.0}]
+    line = incident_line(incident(brokers=brokers))
+    assert line.startswith("incident at seq 3064: BrokerFailure of brokers 3, 5 at ")
+    assert ("8830.7 partition-seconds offline (broker 3: 8 partition(s), 884.0 "
+            "partition-seconds offline (10%), back after 86.0 s; broker 5: 23 partition(s), "
+            "7946.7 partition-seconds offline (90%), back after 442.1 s); BrokerStartup"
+            in line)
+
+
+def test_a_failover_names_the_broker_it_found_lost() -> None:
+    line = incident_line(incident(cause_event="ControllerFailover", cause_broker=1,
+                                  brokers=[{"broker_id": 1, "partitions": 2,
+                                            "offline_partition_seconds": 4.0,
+                                            "under_min_isr_partition_seconds": 4.0,
+                                            "seconds": 2.0}]))
+    assert "ControllerFailover that found broker 1 lost at 2026-01-01" in line

@@ -51,6 +51,10 @@ def test_verdict() -> None:
         "audit verdict: FAIL (critical: unavailable_partition 2, under_min_isr_partition 3; "
         "warning: at_min_isr_partition 4)")
     assert format_verdict("PASS", []) == "audit verdict: PASS (nothing found)"
+    # A PASS with a warning prints the report badge's word; the exit code stays 0.
+    assert format_verdict("PASS", counts[2:]) == \
+        "audit verdict: WARN (warning: at_min_isr_partition 4)"
+    assert format_verdict("FAIL", counts[2:]).startswith("audit verdict: FAIL (")
 
 
 def test_docs_list_every_check_with_its_severity() -> None:

@@ -80,17 +80,25 @@ def test_the_textfile_parses_back_with_a_gauge_per_check_and_per_cluster(
         tmp_path: Path) -> None:
     publish_both(tmp_path, failing(), T1)
     found = samples(tmp_path / "audit.prom")
-    assert found["kafka_replay_verdict"] == {(): 1.0}
-    assert found["kafka_replay_last_success_timestamp_seconds"] == {(): T1.timestamp()}
+    both = (("cluster", "east,west"),)  # the run's series: every cluster it audited
+    assert found["kafka_replay_verdict"] == {both: 1.0}
+    assert found["kafka_replay_last_success_timestamp_seconds"] == {both: T1.timestamp()}
+    assert found["kafka_replay_run_info"] == {(("cluster", "east,west"), ("run_id", "r1")): 1.0}
     checks = found["kafka_replay_check_rows"]
     assert len(checks) == len(CHECKS)
-    assert checks[(("check", "unavailable_partition"), ("severity", "critical"))] == 2.0
-    assert checks[(("check", "stuck_deletion"), ("severity", "warning"))] == 0.0
+    assert checks[(("check", "unavailable_partition"), ("cluster", "east,west"),
+                   ("severity", "critical"))] == 2.0
+    assert checks[(("check", "stuck_deletion"), ("cluster", "east,west"),
+                   ("severity", "warning"))] == 0.0
     assert found["kafka_replay_offline_partitions"] == {(("cluster", "east"),): 2.0,
                                                         (("cluster", "west"),): 0.0}
     assert found["kafka_replay_offline_partition_seconds"][(("cluster", "east"),)] == 30.5
     assert found["kafka_replay_late_rows"][(("cluster", "east"),)] == 1.0
     assert found["kafka_replay_seq_gaps"][(("cluster", "east"),)] == 2.0
+    assert [found[f"kafka_replay_rows_{n}"][(("cluster", "east"),)]
+            for n in ("read", "applied", "quarantined", "late")] == [10.0, 7.0, 1.0, 1.0]
+    assert found["kafka_replay_rows_read"][(("cluster", "west"),)] == 0.0
+    assert all(dict(labels).get("cluster") for series in found.values() for labels in series)
     assert all(name.startswith("kafka_replay_") for name in found)
 
 
@@ -99,8 +107,10 @@ def test_an_error_run_keeps_the_last_success_and_says_why(tmp_path: Path) -> Non
     error = P.failed("r2", "critical", 2, "run id r2 not found under out")
     publish_both(tmp_path, error, T2, clusters={})
     found = samples(tmp_path / "audit.prom")
-    assert found["kafka_replay_verdict"] == {(): 2.0}
-    assert found["kafka_replay_last_success_timestamp_seconds"] == {(): T1.timestamp()}
+    # No figures: the cluster label is carried over from the file it replaces.
+    assert found["kafka_replay_verdict"] == {(("cluster", "east,west"),): 2.0}
+    assert found["kafka_replay_last_success_timestamp_seconds"] == \
+        {(("cluster", "east,west"),): T1.timestamp()}
     assert "kafka_replay_check_rows" not in found  # nothing was checked: no false 0
     doc = json.loads((tmp_path / "verdict.json").read_text())
     assert (doc["verdict"], doc["exit_code"], doc["checks"], doc["clusters"]) == \
@@ -110,7 +120,7 @@ def test_an_error_run_keeps_the_last_success_and_says_why(tmp_path: Path) -> Non
     # A FAIL is a success of the audit: the tool worked, it found something.
     publish_both(tmp_path, failing(), T2)
     assert samples(tmp_path / "audit.prom")["kafka_replay_last_success_timestamp_seconds"] \
-        == {(): T2.timestamp()}
+        == {(("cluster", "east,west"),): T2.timestamp()}
 
 
 @pytest.mark.parametrize("previous", [None, "not a metric {{{\n", "other_metric 5\n"])
@@ -119,7 +129,38 @@ def test_an_error_with_no_success_before_says_0(tmp_path: Path, previous: str | 
         (tmp_path / "audit.prom").write_text(previous)
     publish_both(tmp_path, P.failed("r1", "critical", 75, "checkpoint busy"), T2, {})
     assert samples(tmp_path / "audit.prom")["kafka_replay_last_success_timestamp_seconds"] \
-        == {(): 0.0}  # the staleness alert fires: there never was a success
+        == {(("cluster", "unknown"),): 0.0}  # the staleness alert fires: never a success
+
+
+def test_a_run_that_read_nothing_new_keeps_the_last_success(tmp_path: Path) -> None:
+    """A stopped exporter delivers nothing: the audit passes over a stale state. The last
+    success stays the last night that read rows, so the staleness alert can fire."""
+    publish_both(tmp_path, AuditResult("n1", P.PASS, 0, "critical"), T1)
+    quiet = {"east": P.ClusterFigures(), "west": P.ClusterFigures()}
+    nothing = AuditResult("n2", P.PASS, 0, "critical",
+                          [CheckCount("warning", "no_new_events", 2)])
+    publish_both(tmp_path, nothing, T2, clusters=quiet)
+    found = samples(tmp_path / "audit.prom")
+    assert found["kafka_replay_last_success_timestamp_seconds"] == \
+        {(("cluster", "east,west"),): T1.timestamp()}
+    assert found["kafka_replay_rows_read"] == {(("cluster", "east"),): 0.0,
+                                               (("cluster", "west"),): 0.0}
+    assert found["kafka_replay_check_rows"][(("check", "no_new_events"),
+                                             ("cluster", "east,west"),
+                                             ("severity", "warning"))] == 2.0
+    # With no success ever, 0: the alert fires at once.
+    other = tmp_path / "other"
+    other.mkdir()
+    publish_both(other, nothing, T2, clusters=quiet)
+    assert samples(other / "audit.prom")["kafka_replay_last_success_timestamp_seconds"] == \
+        {(("cluster", "east,west"),): 0.0}
+
+
+def test_a_configured_severity_is_the_one_published(tmp_path: Path) -> None:
+    critical = AuditResult("n2", P.FAIL, 1, "critical",
+                           [CheckCount("critical", "no_new_events", 1)])
+    rows = {c["check"]: c["severity"] for c in P.check_rows(critical)}
+    assert (rows["no_new_events"], rows["offline_during_run"]) == ("critical", "warning")
 
 
 def test_a_replay_that_stopped_is_an_error_with_its_exit_code(tmp_path: Path) -> None:
@@ -233,7 +274,8 @@ def test_the_nightly_job_publishes_its_verdict_and_the_runs_figures(
                                           for g in default["seq_gaps"])
     first = samples(prom)
     assert first["kafka_replay_offline_partitions"] == {(("cluster", "default"),): 1.0}
-    success = first["kafka_replay_last_success_timestamp_seconds"][()]
+    default_label = (("cluster", "default"),)
+    success = first["kafka_replay_last_success_timestamp_seconds"][default_label]
     assert success > T1.timestamp()
 
     # The same audit on a run that is not there: ERROR, the last success carried over.
@@ -241,11 +283,25 @@ def test_the_nightly_job_publishes_its_verdict_and_the_runs_figures(
     doc = json.loads(verdict.read_text())
     assert (doc["verdict"], doc["clusters"]) == ("ERROR", {}) and "r9" in doc["error"]
     again = samples(prom)
-    assert again["kafka_replay_verdict"] == {(): 2.0}
-    assert again["kafka_replay_last_success_timestamp_seconds"] == {(): success}
+    assert again["kafka_replay_verdict"] == {default_label: 2.0}
+    assert again["kafka_replay_last_success_timestamp_seconds"] == {default_label: success}
 
     assert audit_main(["--tables", str(out), "--run-id", "r1", "--fail-on", "never",
                        *flags], spark=spark) == 0
     assert json.loads(verdict.read_text())["verdict"] == "PASS"
-    assert samples(prom)["kafka_replay_verdict"] == {(): 0.0}
+    assert samples(prom)["kafka_replay_verdict"] == {default_label: 0.0}
     assert sorted(os.listdir(tmp_path)) == ["audit.prom", "events", "out", "verdict.json"]
+
+
+def test_an_audit_without_tables_publishes_its_error(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A scheduler's mistyped command line still reaches the verdict file and the textfile
+    (the staleness alert and the ERROR verdict say it), with the cluster asked for."""
+    rc = audit_main(["--cluster", "east", "--verdict-json", str(tmp_path / "verdict.json"),
+                     "--prometheus", str(tmp_path / "audit.prom")])
+    doc = json.loads((tmp_path / "verdict.json").read_text())
+    assert rc == 2 and (doc["verdict"], doc["exit_code"]) == ("ERROR", 2)
+    assert "required: --tables" in doc["error"]
+    assert "required: --tables" in capsys.readouterr().err
+    assert samples(tmp_path / "audit.prom")["kafka_replay_verdict"] == \
+        {(("cluster", "east"),): 2.0}

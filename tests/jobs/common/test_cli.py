@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from jobs.common.cli import has_default
-from jobs.common.exitcodes import EXIT_CODES_HELP
+from jobs.common.exitcodes import exit_codes_help
 from jobs.sim.presets import PRESETS
 
 COMMANDS = {
@@ -55,7 +55,13 @@ def test_help_is_complete(command: str, monkeypatch: pytest.MonkeyPatch,
     description = (parser.description or "").split("\n\n")[0]
     assert description[:1].isupper() and description.endswith("."), description
     assert description in out  # printed with its line breaks, not cut
-    assert out.rstrip().endswith(EXIT_CODES_HELP)
+    # The codes it can exit with, and only those: 1 with --fail-on, 75 with --checkpoint.
+    options = {name for action in parser._actions for name in action.option_strings}
+    extra = tuple(code for code, flag in ((1, "--fail-on"), (75, "--checkpoint"))
+                  if flag in options)
+    assert out.rstrip().endswith(exit_codes_help(*extra))
+    codes = re.findall(r"^  (\d+) ", out.split("exit codes", 1)[1], re.MULTILINE)
+    assert codes == sorted(["0", "2", "3", "130", "143", *map(str, extra)], key=int)
     shown = option_texts(out)
     for action in parser._actions:
         if action.dest == "help":

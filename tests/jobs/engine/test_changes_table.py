@@ -48,7 +48,7 @@ FULL = {
     "leader_moved": (3, [(10, "t", 1, None, "2 -> 3"), (23, "t", 1, None, "3 -> 2"),
                          (25, "t", 2, None, "3 -> 1")]),
     "topic_config_changed": (1, [(3, "t", None, None, "unclean.leader.election.enable=true")]),
-    "controller_failover": (1, [(1, None, None, 1, "epoch 1")]),
+    "controller_failover": (1, [(1, None, None, 1, "the new controller, epoch 1")]),
     "broker_started": (1, [(21, None, None, 2, None)]),
     "broker_shutdown": (1, [(25, None, None, 3, None)]),
     "broker_failed": (1, [(10, None, None, 2, None)]),

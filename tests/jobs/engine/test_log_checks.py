@@ -67,6 +67,24 @@ def test_time_running_backwards_beyond_the_tolerance_is_found() -> None:
     assert (f.ts_backwards, f.ts_backwards_count) == ((5,), 1)
 
 
+def test_quarantined_rows_do_not_run_time_backwards() -> None:
+    """A row quarantined for an absurd time (1970, or years ahead) or as one of two events
+    at one seq is not applied: its time neither regresses nor moves time on."""
+    base = datetime(2026, 11, 20, tzinfo=UTC)
+    rows = [{**isr(s, 0, [1]), "ts": base + timedelta(minutes=s)} for s in range(1, 7)]
+    rows[1]["ts"] = datetime(1970, 1, 1, tzinfo=UTC)  # seq 2: before ts_min
+    rows[3]["ts"] = datetime(2099, 1, 1, tzinfo=UTC)  # seq 4: after ts_max
+    rows.append({**isr(5, 0, [2]), "ts": base - timedelta(hours=1)})  # seq 5: a conflict
+    ts_range = (int(datetime(2011, 1, 1, tzinfo=UTC).timestamp() * 1_000_000),
+                int((base + timedelta(days=1)).timestamp() * 1_000_000))
+    judged = log_facts(narrow(table(*rows)), {}, {}, 5 * MINUTE_US, ts_range)["default"]
+    assert (judged.ts_backwards, judged.ts_backwards_count, judged.conflicting) == \
+        ((), 0, (5,))
+    # Without the time rules, seq 2 (1970) and seq 6 (after 2099) run time backwards; the
+    # conflicting seq 5 is left out all the same.
+    assert facts(table(*rows)).ts_backwards == (2, 6)
+
+
 def test_facts_survive_the_history_json() -> None:
     f = facts(table(isr(1, 0, [1]), isr(4, 0, [1]), isr(4, 0, [2])), seen=0, applied=0)
     assert facts_from_json(facts_to_json({"default": f})) == {"default": f}

@@ -43,6 +43,20 @@ def test_worst_incidents_in_time_order_and_an_open_one(tables: Path, tmp_path: P
     assert "BrokerStartup of broker 3 (seq 25)" in html[start:html.index("</tr>", start)]
 
 
+def test_an_incident_of_two_brokers_names_both_with_their_shares(tables: Path,
+                                                                  tmp_path: Path) -> None:
+    shares = [{"broker_id": b, "partitions": n, "offline_partition_seconds": s,
+               "under_min_isr_partition_seconds": s, "seconds": back}
+              for b, n, s, back in ((3, 1, 86.0, 86.0), (5, 2, 884.0, 442.0))]
+    write_table(tables, "incidents", [incident(10, 970.0, end=452, brokers=shares)], "r1")
+    html = write_report(tables, tmp_path / "r.html").read_text(encoding="utf-8")
+    start = html.index('data-incident="10"')
+    row = html[start:html.index("</tr>", start)]
+    assert ("BrokerFailure of brokers 3, 5 (broker 3: 1 partition(s), 86.0 partition-seconds "
+            "offline (9%), back after 86.0 s; broker 5: 2 partition(s), 884.0 "
+            "partition-seconds offline (91%), back after 442.0 s)") in row
+
+
 def test_changes_are_listed_in_the_digest_order(tables: Path, tmp_path: Path) -> None:
     first = [{"seq": 7, "ts": at(7), "topic": "t", "partition": 1, "broker_id": None,
               "detail": "2 -> 3"}]

@@ -105,7 +105,7 @@ def audit_rows(*severities: str) -> list[dict[str, Any]]:
 
 
 @pytest.mark.parametrize(("severities", "verdict"), [
-    (("critical", "warning"), "FAIL"), (("warning", "info"), "WARN"), ((), "OK"),
+    (("critical", "warning"), "FAIL"), (("warning", "info"), "WARN"), ((), "PASS"),
 ])
 def test_audit_section(tables: Path, tmp_path: Path, severities: tuple[str, ...],
                        verdict: str) -> None:

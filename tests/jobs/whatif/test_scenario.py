@@ -44,6 +44,13 @@ def _no_spark(*args: Any, **kwargs: Any) -> Any:
     ('[[variant]]\nname = "x"\ninject = [{at = 2026-11-20T00:00:40Z, event_type = '
      '"BrokerStartup", broker_id = 1, for = "5m"}]\n', "for restarts a broker"),
     ('[[variant]]\nname = "baseline"\n', "reserved"),
+    # The log runs from T0 + 1 s to T0 + 100 s: a failure a day later, or before it began,
+    # would replay as a log it is not.
+    ('[[variant]]\nname = "x"\ninject = [{at = 2026-11-21T00:00:40Z, event_type = '
+     '"BrokerFailure", broker_id = 1}]\n', "at 2026-11-21T00:00:40Z is outside the log's "
+     "time range (events from 2026-11-20T00:00:01Z to 2026-11-20T00:01:40Z)"),
+    ('[sweep]\nfail_each_broker = {at = "2026-11-19T23:00:00Z"}\n',
+     "at 2026-11-19T23:00:00Z is outside the log's time range"),
     ('[[variant]]\nname = "fail-broker-1"\n[sweep]\nfail_each_broker = '
      '{at = "2026-11-20T00:00:40Z"}\n', "'fail-broker-1' is given twice"),
 ])
@@ -60,6 +67,31 @@ def test_bad_scenario_exits_2_with_one_line_before_spark(
     assert rc == 2
     assert len(err.splitlines()) == 1, err
     assert message in err
+
+
+def test_an_at_outside_the_log_is_refused(
+        small_log: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """The log's events run from T0 + 1 s to T0 + 100 s: its first and last times are
+    inside, a second after the last is not."""
+    monkeypatch.setattr(job, "build_session", _no_spark)
+
+    def run(at: str) -> int:
+        path = tmp_path / "at.toml"
+        path.write_text(f'[[variant]]\nname = "x"\ninject = [{{at = {at}, event_type = '
+                        '"BrokerFailure", broker_id = 1}]\n')
+        return job.main(["--events", str(small_log), "--scenario", str(path),
+                         "--out", str(tmp_path / "out")])
+
+    assert run("2026-11-20T00:01:41Z") == 2
+    [line] = capsys.readouterr().err.strip().splitlines()
+    assert "at 2026-11-20T00:01:41Z is outside the log's time range" in line
+    facts = facts_from_arrow(str(small_log))
+    assert facts is not None
+    [cluster] = facts.clusters.values()
+    assert cluster.outside(int(T0.timestamp() * 1e6) + 1_000_000) is None
+    assert cluster.outside(int(T0.timestamp() * 1e6) + 100_000_000) is None
+    assert cluster.outside(int(T0.timestamp() * 1e6)) is not None
 
 
 def test_seq_renumbering(small_log: Path) -> None:

@@ -95,7 +95,7 @@ def test_the_changes_digest(tmp_path: Path) -> None:
                                         (19, "tmp", None, None, "1 partition")])
     assert got["topic_deleted"] == (1, [(21, "tmp", None, None, None)])
     assert got["leader_moved"] == (1, [(12, "orders", 0, None, "1 -> 2")])
-    assert got["controller_failover"] == (1, [(0, None, None, 1, "epoch 1")])
+    assert got["controller_failover"] == (1, [(0, None, None, 1, "the new controller, epoch 1")])
     assert got["broker_fenced"] == (1, [(14, None, None, 1, "epoch 1")])
     assert got["broker_unfenced"][0] == 4 and got["broker_registered"][0] == 3
 
@@ -121,5 +121,5 @@ def test_the_printed_summary_reconciles(tmp_path: Path,
     text = capsys.readouterr().out
     assert ("cluster k1: rows read 23 = applied 18 + skipped 5 (FeatureLevelRecord 1, "
             "NoOpRecord 3, control 1)") in text
-    assert "offsets 0-21" in text and "offline partitions: 0" in text
+    assert "offsets 0-21" in text and "offline partitions at the end: 0" in text
     assert "offline partition-seconds in this run: 120.0" in text

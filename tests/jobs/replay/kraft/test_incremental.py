@@ -107,3 +107,13 @@ def test_a_run_id_the_checkpoint_holds_and_another_profile(
                    "--run-id", "n3", "--checkpoint", str(runs / "ck"),
                    "--kafka-version", "4.0"], spark=spark) == 2
     assert "was built under KRaft profile 3.6" in capsys.readouterr().err
+
+
+def test_the_checkpoint_with_another_out_is_refused_before_any_write(
+        spark: Any, runs: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    capsys.readouterr()
+    assert replay(["--events", str(runs / "ingest2"), "--out", str(runs / "elsewhere"),
+                   "--run-id", "n3", "--checkpoint", str(runs / "ck")], spark=spark) == 2
+    [line] = [x for x in capsys.readouterr().err.splitlines() if x.strip()]
+    assert f"give --out {runs / 'inc'}" in line
+    assert not (runs / "elsewhere").exists()
