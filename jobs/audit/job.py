@@ -37,6 +37,7 @@ from jobs.common.command import run_job
 from jobs.common.config import DEFAULT_CONFIG, load_config
 from jobs.common.session import build_session, configured_properties
 from jobs.store.filesystem import run_id_problem
+from jobs.store.tables import variant_table
 
 log = logging.getLogger(__name__)
 
@@ -141,6 +142,11 @@ def audit(argv: list[str], spark: SparkSession | None) -> int:
         load_observed(options.observed)  # an unreadable file fails before Spark starts
     except (ValueError, FileNotFoundError, AuditInputError) as exc:
         return refuse(args, str(exc))
+    whatif = variant_table(args.tables, ("run_summary", "partition_states"))
+    if whatif is not None:  # its variants would be summed as one cluster
+        return refuse(args, f"--tables {args.tables} is a what-if output (table {whatif!r} "
+                      "has a 'variant' column): audit a replay's --out; the variants are "
+                      "ranked in the what-if's own whatif_impact (jobs.report --whatif)")
     if spark is None:
         spark = build_session("kafka-controller-audit", master=args.master,
                               properties_file=properties_of(args.config))

@@ -69,6 +69,20 @@ def parquet_dataset(path: str, schema: pa.Schema,
                       partitioning=partitioning)
 
 
+def variant_table(out_dir: str, names: tuple[str, ...]) -> str | None:
+    """The first of the tables `names` under `out_dir` whose files carry a `variant` column:
+    `out_dir` is then a what-if's output (`jobs.whatif` writes every replay table once per
+    variant), whose rows a reader of one cluster's replay would add up as one cluster."""
+    for name in names:
+        filesystem, inner = opened(table_path(out_dir, name))
+        if filesystem.get_file_info(inner).type != pafs.FileType.Directory:
+            continue
+        found = ds.dataset(inner, format="parquet", filesystem=filesystem, partitioning="hive")
+        if "variant" in found.schema.names:
+            return name
+    return None
+
+
 def write_partition(out_dir: str, table: str, run_id: str, data: pa.Table | None) -> int:
     """Replace this run's partition of `table` with `data` (every column of the table, in
     any order; `run_id`, if there, is left out: it is the directory): one Parquet file,
