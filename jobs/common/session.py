@@ -46,6 +46,9 @@ DEFAULTS: dict[str, str] = {
     # Re-running a run_id replaces that run's partition of every table, never duplicating rows.
     "spark.sql.sources.partitionOverwriteMode": "dynamic",
     "spark.sql.execution.arrow.pyspark.enabled": "true",
+    # Every command (ingest and compare too, which read no properties file) runs from cron:
+    # Spark's progress bars would fill its logs with carriage-returned lines.
+    "spark.ui.showConsoleProgress": "false",
 }
 
 

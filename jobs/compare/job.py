@@ -85,7 +85,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--run-id", help="replay run to compare (default: the newest)")
     p.add_argument("--master", help="Spark master (default: spark-submit's, else local[*])")
     p.add_argument("--kafka-version", help="Kafka release line of the log, X.Y from 0.8 to "
-                   "3.9 (default: the one the ingest detected, else 3.7)")
+                   "3.9; a KRaft log 3.3 to 4.x (default: the one the ingest detected, else "
+                   "3.7)")
     return p.parse_args(list(argv) if argv is not None else None)
 
 

@@ -43,8 +43,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--prometheus", metavar="FILE.prom", help="with --audit: the same as a "
                    "node_exporter textfile (local)")
     p.add_argument("--kafka-version", help="Kafka release line replayed, X.Y from 0.8 to "
-                   "3.9 (default: the one jobs.ingest detected and recorded in --events, "
-                   "else config's [kafka] kafka_version, else 3.7)")
+                   "3.9; a KRaft log 3.3 to 4.x (default: the one jobs.ingest detected and "
+                   "recorded in --events, else config's [kafka] kafka_version, else 3.7)")
     p.add_argument("--offset-evidence", metavar="DIR", help="jobs.ingest's offset_evidence "
                    "table, what the brokers' server.log say of offsets, for data_loss "
                    "(default: the one beside --events, if any)")

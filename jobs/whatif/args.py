@@ -28,7 +28,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                    help="replay every variant on its own, sharing nothing with the baseline "
                    "(slower; the same tables: a check of the shared replay)")
     p.add_argument("--kafka-version", help="Kafka release line replayed, X.Y from 0.8 to "
-                   "3.9 (a KRaft log: 3.3 and later, 4.0 included) (overrides config's "
+                   "3.9 (a KRaft log: 3.3 to 4.x) (overrides config's "
                    "[kafka] kafka_version; default: the release jobs.ingest detected, else 3.7)")
     return p.parse_args(argv)
 

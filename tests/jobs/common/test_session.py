@@ -34,3 +34,10 @@ def test_spark_pyspark_python_setting_is_kept_and_exported(
     assert settings == {WORKER_PYTHON: "./environment/bin/python"}
 
     assert os.environ["PYSPARK_PYTHON"] == "./environment/bin/python"
+
+
+def test_no_command_prints_progress_bars_into_cron_logs() -> None:
+    # Ingest and compare read no properties file: the defaults alone must keep them quiet.
+    from jobs.common.session import DEFAULTS
+
+    assert DEFAULTS["spark.ui.showConsoleProgress"] == "false"
