@@ -45,7 +45,7 @@ from pyspark.sql import functions as F
 
 from jobs.common.cli import command_parser
 from jobs.common.command import run_job
-from jobs.common.exitcodes import BadInput
+from jobs.common.exitcodes import CHECK_FAILED, OK, BadInput
 from jobs.compare.brokers import BROKER_KINDS, BrokerRow, compare_brokers
 from jobs.compare.partitions import (
     ENTITY_COLUMNS,
@@ -78,7 +78,7 @@ REPLAY_TABLES = ("state_changes", "leader_and_isr_requests", "update_metadata_re
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    p = command_parser("jobs.compare", __doc__)
+    p = command_parser("jobs.compare", __doc__, codes=(CHECK_FAILED,))
     p.add_argument("--observed", required=True, help="ingest output (or observed_state_changes)")
     p.add_argument("--replayed", required=True, help="replay output directory")
     p.add_argument("--out", required=True, help="output directory")
@@ -87,6 +87,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--kafka-version", help="Kafka release line of the log, X.Y from 0.8 to "
                    "3.9; a KRaft log 3.3 to 4.x (default: the one the ingest detected, else "
                    "3.7)")
+    p.add_argument("--fail-on", choices=("differ", "never"), default="never",
+                   help="exit 1 when a partition, replica or broker list differs from what "
+                   "Kafka logged, after listing the first differences")
     return p.parse_args(list(argv) if argv is not None else None)
 
 
@@ -370,5 +373,39 @@ def compare(argv: list[str], spark: SparkSession | None) -> int:
         from jobs.common.session import build_session
 
         spark = build_session("kafka-controller-compare", master=args.master)
-    run(spark, args)
-    return 0
+    counts = run(spark, args)
+    differing = differences(counts)
+    if differing:
+        for line in difference_lines(spark, args.out, DIFFERENCES_LISTED):
+            log.warning(line)
+    if differing and args.fail_on == "differ":
+        return CHECK_FAILED
+    return OK
+
+
+DIFFERENCES_LISTED = 10  # the first differences the command prints (the table has all)
+
+
+def differences(counts: dict[str, int]) -> int:
+    """The partitions, replicas and broker lists that differ from what Kafka logged."""
+    return sum(n for k, n in counts.items()
+               if k in ("partition_differ", "replica_differ", "brokers_differ"))
+
+
+def difference_lines(spark: SparkSession, out: str, limit: int) -> list[str]:
+    """A short list of the differences, first by cluster, topic, partition, broker: where
+    the replay first parted from Kafka's log, and the two values."""
+    out = out.rstrip("/")
+    rows = spark.read.parquet(f"{out}/comparison").where(F.col("status") == "differ") \
+        .orderBy("cluster", "topic", "partition", F.col("broker_id").asc_nulls_first()) \
+        .limit(limit).collect()
+    lines = [f"differs: {r['cluster']} {r['topic']}-{r['partition']}"
+             + (f" replica {r['broker_id']}" if r["broker_id"] is not None else "")
+             + f" from seq {r['first_divergence_seq']}: {r['first_divergence_field']} logged "
+             f"{r['observed_value']}, replayed {r['replayed_value']}" for r in rows]
+    brokers = spark.read.parquet(f"{out}/brokers").where(~F.col("agree")) \
+        .orderBy("cluster", "seq").limit(limit).collect()
+    lines += [f"differs: {r['cluster']} live brokers at seq {r['seq']}: logged "
+              f"{list(r['observed'])}, replayed {list(r['replayed'])}" for r in brokers]
+    return lines[:limit] + ([f"... and more in {out}/comparison and {out}/brokers"]
+                            if len(lines) > limit else [])

@@ -258,7 +258,7 @@ def _write_events(cases: dict[str, dict[str, Any]], path: Path) -> None:
                                 schema=schema), path)
 
 
-def test_compare_job(spark: Any, tmp_path: Path) -> None:
+def test_compare_job(spark: Any, tmp_path: Path, capsys: Any) -> None:
     from jobs.compare import job as compare
 
     cases = {
@@ -276,9 +276,13 @@ def test_compare_job(spark: Any, tmp_path: Path) -> None:
     _write_events(cases, tmp_path / "ingest" / "events")
     _write_replay_tables(cases, tmp_path / "replay")
 
+    # One partition differs (below): --fail-on differ makes that exit 1, after listing it.
     assert compare.main(["--observed", str(tmp_path / "ingest"), "--replayed",
-                         str(tmp_path / "replay"), "--out", str(tmp_path / "cmp")],
-                        spark=spark) == 0
+                         str(tmp_path / "replay"), "--out", str(tmp_path / "cmp"),
+                         "--fail-on", "differ"], spark=spark) == 1
+    listed = [line for line in capsys.readouterr().err.splitlines() if "differs:" in line]
+    assert listed == ["[compare] WARNING: differs: v37 events-1 from seq 4: state logged "
+                      "OnlinePartition->OnlinePartition, replayed OnlinePartition"]
     got = spark.read.parquet(str(tmp_path / "cmp" / "comparison")).collect()
     got_rows = sorted((tuple(r[c] for c in ENTITY_COLUMNS) for r in got), key=repr)
     want_rows = sorted(
