@@ -23,6 +23,7 @@ import pyarrow.dataset as ds
 from jobs.common.cli import command_parser
 from jobs.common.command import run_job
 from jobs.common.exitcodes import BAD_INPUT, CHECK_FAILED, OK
+from jobs.store.layout import RUN_PARTITIONING
 
 CLOCKS = {"run_summary": ("started_at", "finished_at", "stage_seconds")}
 
@@ -41,7 +42,7 @@ def _canonical(value: Any) -> Any:
 
 def row_digests(directory: Path, table: str, run_id: str) -> list[bytes]:
     """The sorted digests of the rows of `table`'s run `run_id` under `directory`."""
-    data = ds.dataset(str(directory / table), format="parquet", partitioning="hive")
+    data = ds.dataset(str(directory / table), format="parquet", partitioning=RUN_PARTITIONING)
     names = [n for n in data.schema.names if n != "run_id" and n not in CLOCKS.get(table, ())]
     scanner = data.scanner(columns=names, filter=ds.field("run_id") == run_id)
     digests: list[bytes] = []

@@ -16,8 +16,7 @@ import pyarrow.compute as pc
 import pyarrow.dataset as ds
 
 from jobs.common.exitcodes import BadInput
-
-RUN_PARTITIONING = ds.partitioning(pa.schema([("run_id", pa.string())]), flavor="hive")
+from jobs.store.layout import RUN_PARTITIONING
 
 
 class ReportInputError(BadInput):

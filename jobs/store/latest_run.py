@@ -18,9 +18,7 @@ from pyarrow import fs as pafs
 
 from jobs.common.exitcodes import BAD_INPUT, BadInput
 from jobs.store.filesystem import arrow_filesystem
-from jobs.store.layout import OutLayout
-
-RUN_PARTITIONING = ds.partitioning(pa.schema([("run_id", pa.string())]), flavor="hive")
+from jobs.store.layout import RUN_PARTITIONING, OutLayout
 
 
 class NoRunError(BadInput):

@@ -9,8 +9,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as ds
 
+from jobs.store.layout import RUN_PARTITIONING
+
 STATE_KEY = ["cluster", "topic", "partition"]
-_RUN_PARTITIONING = ds.partitioning(pa.schema([("run_id", pa.string())]), flavor="hive")
 _AT = "_state_run"
 
 
@@ -23,7 +24,7 @@ def chain_of(chains: list[list[str] | None], run_id: str) -> list[str]:
 
 def _dataset(out_dir: str | Path, table: str) -> ds.Dataset:
     return ds.dataset(str(Path(out_dir) / table), format="parquet",
-                      partitioning=_RUN_PARTITIONING)
+                      partitioning=RUN_PARTITIONING)
 
 
 def arrow_state_runs(out_dir: str | Path, run_id: str) -> list[str]:

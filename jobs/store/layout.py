@@ -34,6 +34,9 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass
 
+import pyarrow as pa
+import pyarrow.dataset as ds
+
 SCRATCH = "_scratch"
 ERRORS = "_errors"
 STAGING = "_staging"
@@ -44,6 +47,9 @@ GENERATION = "generation-"
 # Written in a checkpoint's seed directory when it is made, so that the directory exists
 # (a file source needs it) without a row in it; hidden from the source by its leading '_'.
 SEED_MARKER = "_seed_source"
+# The `run_id=<id>` directories as pyarrow reads them: `run_id` always a string (inferred, a
+# run id of digits such as a date, `run_id=20261128`, would come back as an integer).
+RUN_PARTITIONING = ds.partitioning(pa.schema([("run_id", pa.string())]), flavor="hive")
 
 
 def join(base: str, *names: str) -> str:

@@ -20,7 +20,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import types as T
 
 from jobs.store.filesystem import delete_path, opened, path_exists, remove_local_scratch
-from jobs.store.layout import partition_path, table_path
+from jobs.store.layout import RUN_PARTITIONING, partition_path, table_path
 from schemas.arrow import arrow_schema
 from schemas.tables import KRAFT_TABLES, TABLES
 
@@ -77,7 +77,8 @@ def variant_table(out_dir: str, names: tuple[str, ...]) -> str | None:
         filesystem, inner = opened(table_path(out_dir, name))
         if filesystem.get_file_info(inner).type != pafs.FileType.Directory:
             continue
-        found = ds.dataset(inner, format="parquet", filesystem=filesystem, partitioning="hive")
+        found = ds.dataset(inner, format="parquet", filesystem=filesystem,
+                           partitioning=RUN_PARTITIONING)
         if "variant" in found.schema.names:
             return name
     return None
