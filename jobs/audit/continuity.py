@@ -31,6 +31,7 @@ from jobs.audit.rows import check_frame
 from schemas.audit import CRITICAL, WARNING
 
 REJECTED_ISR = "alter_partition_rejected"
+OFFSET_GAP = "offset_gap"  # a KRaft run's hole (`jobs.engine.kraft.continuity`)
 REBUILD_HINT = ("replay the whole log into a new checkpoint with the same command plus "
                 "--rebuild (jobs.replay --events E --out O --checkpoint C --rebuild)")
 
@@ -58,15 +59,25 @@ def late_events(inputs: AuditInputs) -> DataFrame:
 
 def missing_events(inputs: AuditInputs) -> DataFrame:
     """CRITICAL: seqs never arrived (a night or a file missing). The replay ran past the
-    hole, so what it holds after it may be wrong."""
-    rows = inputs.summary.where(F.col("missing_seqs") > 0)
+    hole, so what it holds after it may be wrong. A KRaft run says of each hole of its
+    metadata log what it is (an `offset_gap` finding: never delivered, or below a snapshot
+    retention may have removed it after): its words replace the guess."""
+    why = inputs.findings.where(F.col("kind") == OFFSET_GAP).groupBy("cluster").agg(
+        F.array_join(F.slice(F.sort_array(F.collect_list(F.struct("seq", "detail"))), 1, 3)
+                     .getField("detail"), "; ").alias("why"))
+    rows = inputs.summary.where(F.col("missing_seqs") > 0).join(why, "cluster", "left")
     detail = F.format_string(
         "%d seq(s) never arrived: %s (this run read %d-%d; earlier runs ended at %s); the "
         "replay ran past them. Find and deliver the missing files, then " + REBUILD_HINT,
         F.col("missing_seqs"), _ranges(F.col("seq_gaps")), F.col("seq_min"),
         F.col("seq_max"), F.coalesce(F.col("previous_seq_max").cast("string"),
                                      F.lit("nowhere")))
-    return check_frame(rows, "missing_events", CRITICAL, detail)
+    kraft = F.format_string(
+        "%d metadata-log offset(s) not replayed (earlier runs folded through %s): %s; the "
+        "replay ran past them", F.col("missing_seqs"),
+        F.coalesce(F.col("previous_seq_max").cast("string"), F.lit("nothing")), F.col("why"))
+    return check_frame(rows, "missing_events", CRITICAL,
+                       F.when(F.col("why").isNotNull(), kraft).otherwise(detail))
 
 
 def conflicting_events(inputs: AuditInputs) -> DataFrame:

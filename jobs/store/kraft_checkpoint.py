@@ -9,6 +9,8 @@ What the checkpoint holds (`<checkpoint>/kraft/`):
   `under_min_isr` windows and unclean-election findings of the earlier runs (an incident
   is rolled up over every night until it ends, as in a ZooKeeper run); with the profile it
   was built under. Written to a temporary name and renamed, after the run's tables;
+  and the offset ranges the runs never saw (holes of the log: a record in one delivered
+  later is late);
 * `runs/<run_id>.json`: one per committed run, for the reader. The state names the runs
   it holds, and is renamed into place in one step after the run's tables are written: a
   run killed before that is run again from the state before it; a run id the state holds
@@ -49,6 +51,9 @@ class ClusterState:
     last_ts: int  # the latest record time folded (microseconds), -1: none
     windows: list[PartitionWindowRow] = field(default_factory=list)  # of earlier runs
     elections: list[FindingRow] = field(default_factory=list)  # unclean, of earlier runs
+    # Offset ranges never folded (holes of the log, `jobs.engine.kraft.continuity`): a
+    # record delivered in one later is late. A state saved before them has none.
+    missing: list[tuple[int, int]] = field(default_factory=list)
 
 
 @dataclass

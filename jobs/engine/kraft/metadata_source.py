@@ -47,6 +47,10 @@ class ClusterLog:
     skipped: Counter[str] = field(default_factory=Counter)
     snapshot: str | None = None  # the snapshot the replay starts from
     from_snapshot: int = 0  # the first records of `records` are the snapshot's
+    # Every snapshot read, by its end offset (it holds the records below it), and the log
+    # offsets of every record read outside snapshots, folded or not (`continuity`).
+    snapshot_ends: dict[str, int] = field(default_factory=dict)
+    log_offsets: list[int] = field(default_factory=list)
 
 
 def _dataset(path: str) -> ds.Dataset | None:
@@ -142,4 +146,27 @@ def in_replay_order(rows: list[tuple[str, MetadataRecord]]) -> ClusterLog:
     out.records = [r for _, _, r in head] + [r for _, _, r in log]
     out.snapshot = None if start is None else start[0]
     out.from_snapshot = len(head)
+    out.snapshot_ends = snapshots
+    out.log_offsets = sorted(r.offset for s, r in rows
+                             if s not in snapshots and r.offset is not None)
+    return out
+
+
+def segment_ranges(kraft: KraftInput) -> dict[str, list[tuple[int, int]]] | None:
+    """Per cluster, the offsets each segment or dump held, first to last, NoOps included
+    (`metadata_summary`: the rows miss the NoOps `jobs.ingest` counted without writing);
+    None without the summary (an offset missing from the rows may then be a NoOp)."""
+    found = None if kraft.summary is None else _dataset(kraft.summary)
+    if found is None:
+        return None
+    table = found.to_table(columns=["cluster", "input_kind", "first_offset", "last_offset"],
+                           filter=(pc.field("source") != "*")
+                           & (pc.field("input_kind") != "snapshot"))
+    out: dict[str, list[tuple[int, int]]] = {}
+    for cluster, first, last in zip(table.column("cluster").to_pylist(),
+                                    table.column("first_offset").to_pylist(),
+                                    table.column("last_offset").to_pylist(), strict=True):
+        ranges = out.setdefault(str(cluster), [])
+        if first is not None and last is not None:
+            ranges.append((int(first), int(last)))
     return out
