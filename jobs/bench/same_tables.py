@@ -28,15 +28,15 @@ from jobs.store.layout import RUN_PARTITIONING
 CLOCKS = {"run_summary": ("started_at", "finished_at", "stage_seconds")}
 
 
-def _canonical(value: Any) -> Any:
+def canonical(value: Any) -> Any:
     """A value as a comparable form: maps (lists of pairs) sorted, lists as tuples."""
     if isinstance(value, list):
-        items = tuple(_canonical(v) for v in value)
+        items = tuple(canonical(v) for v in value)
         if items and all(isinstance(v, tuple) and len(v) == 2 for v in items):
             return tuple(sorted(items, key=repr))
         return items
     if isinstance(value, dict):
-        return tuple(sorted((k, _canonical(v)) for k, v in value.items()))
+        return tuple(sorted((k, canonical(v)) for k, v in value.items()))
     return value
 
 
@@ -49,7 +49,7 @@ def row_digests(directory: Path, table: str, run_id: str) -> list[bytes]:
     for batch in scanner.to_batches():
         columns = [batch.column(n).to_pylist() for n in names]
         for row in zip(*columns, strict=True):
-            text = repr(tuple(_canonical(v) for v in row)).encode()
+            text = repr(tuple(canonical(v) for v in row)).encode()
             digests.append(hashlib.blake2b(text, digest_size=16).digest())
     digests.sort()
     return digests

@@ -10,21 +10,11 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from jobs.bench.same_tables import canonical
 from jobs.store.tables import file_schema, parquet_dataset
 
 # Clocks differ from run to run; everything else must not.
 CLOCKS = {"run_summary": ("started_at", "finished_at", "stage_seconds")}
-
-
-def _canonical(value: Any) -> Any:
-    if isinstance(value, list):
-        items = tuple(_canonical(v) for v in value)
-        if items and all(isinstance(v, tuple) and len(v) == 2 for v in items):
-            return tuple(sorted(items, key=repr))  # a map's entries, in no set order
-        return items
-    if isinstance(value, dict):
-        return tuple(sorted((k, _canonical(v)) for k, v in value.items()))
-    return value
 
 
 def run_rows(out: Path, table: str, run_id: str, drop: Iterable[str] = ()) -> list[tuple[Any, ...]]:
@@ -37,7 +27,7 @@ def run_rows(out: Path, table: str, run_id: str, drop: Iterable[str] = ()) -> li
     names = [n for n in data.schema.names if n not in leave]
     found = data.to_table(columns=names)
     rows = zip(*(found.column(n).to_pylist() for n in names), strict=True)
-    return sorted((tuple(_canonical(v) for v in row) for row in rows), key=repr)
+    return sorted((tuple(canonical(v) for v in row) for row in rows), key=repr)
 
 
 def assert_same_tables(got: Path, want: Path, tables: Iterable[str],
@@ -55,9 +45,4 @@ def assert_same_tables(got: Path, want: Path, tables: Iterable[str],
             assert run_rows(got, table, mine) == rows, (table, mine)
             seen += len(rows)
     assert seen > 0, f"no rows in {want}"
-
-
-def table_names(out: Path) -> list[str]:
-    """The tables an output holds (its directories)."""
-    return sorted(p.name for p in out.iterdir() if p.is_dir() and not p.name.startswith("_"))
 
