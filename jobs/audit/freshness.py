@@ -84,7 +84,9 @@ def offline_during_run(inputs: AuditInputs, options: AuditOptions) -> DataFrame:
         "%.1f partition-second(s) offline during the run (> max_offline_partition_seconds "
         f"{limit:g}), between %s and %s, whatever the state at its end; the post-mortem "
         "names the incidents", F.col("offline_partition_seconds"),
-        F.col("period_start").cast("string"), F.col("period_end").cast("string"))
+        # A first run's period starts with the log (no earlier run's end to start from).
+        F.coalesce(F.col("period_start").cast("string"), F.lit("the start of the log")),
+        F.col("period_end").cast("string"))
     return check_frame(rows, OFFLINE_DURING_RUN, WARNING, detail,
                        since_ts=F.col("period_start"))
 

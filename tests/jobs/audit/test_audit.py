@@ -152,6 +152,7 @@ def test_each_check_fires_on_the_outage_log(spark: SparkSession, tables: dict[st
     [offline] = found["offline_during_run"]
     assert offline["severity"] == "warning"
     assert offline["detail"].startswith("140.0 partition-second(s) offline during the run")
+    assert "between the start of the log and " in offline["detail"]  # a first run's period
     out = capsys.readouterr().out
     assert "solo-0" in out and "still offline" in out and "BrokerFailure of broker 3" in out
     # The incident comes first, in one line with its seq and time: broker 3's failure took
