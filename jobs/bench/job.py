@@ -74,10 +74,7 @@ def run_spark(events_dir: Path, out_dir: Path, buckets: int | None, run_id: str 
         return fig
     summary = pq.read_table(out_dir / "run_summary").to_pylist()
     mine = [r for r in summary if str(r.get("run_id")) == run_id] or summary
-    stages: dict[str, float] = {}
-    for row in mine:
-        for k, v in row["stage_seconds"] or []:
-            stages[k] = round(max(stages.get(k, 0.0), v), 2)
+    stages = run_stages(mine)
     fig["spark_stages_s"] = stages
     fig["rows_read"] = sum(r["rows_read"] for r in mine)
     fig["rows_applied"] = sum(r["rows_applied"] for r in mine)
@@ -429,6 +426,26 @@ def figures(preset: str, m: Measured, load_before: float) -> Run:
         "core": core,
         "spark": spark,
     }  # fmt: skip
+
+
+def record_section(section: str, preset: str, result: dict[str, Any], json_path: Path,
+                   markdown: Path) -> None:
+    """`<section>.<preset>` of bench.json replaced by `result` (the nightly, month and
+    what-if benches'), then BENCHMARKS.md's generated part written again."""
+    data: dict[str, Any] = json.loads(json_path.read_text()) if json_path.is_file() else {}
+    data.setdefault(section, {})[preset] = result
+    json_path.write_text(json.dumps(data, indent=2) + "\n")
+    write_reports({}, json_path, markdown)
+
+
+def run_stages(summary: list[dict[str, Any]]) -> dict[str, float]:
+    """A run's stage seconds from its `run_summary` rows (one per cluster): each stage's
+    longest, to the hundredth."""
+    stages: dict[str, float] = {}
+    for row in summary:
+        for k, v in row["stage_seconds"] or []:
+            stages[k] = round(max(stages.get(k, 0.0), v), 2)
+    return stages
 
 
 def write_reports(result: Run, json_path: Path, markdown: Path) -> None:

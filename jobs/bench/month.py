@@ -48,7 +48,7 @@ from jobs.bench.core import (
     cached_log,
     read_log,
 )
-from jobs.bench.job import write_reports
+from jobs.bench.job import record_section, run_stages
 from jobs.common.cli import command_parser
 from jobs.common.command import run_job
 from jobs.store.latest_state_arrow import arrow_state
@@ -162,11 +162,7 @@ def run_night(events: Path, out: Path, checkpoint: Path | None, run_id: str,
         print("replay failed:\n  " + "\n  ".join(tail), file=sys.stderr)
         return fig
     summary = pq.read_table(out / "run_summary" / f"run_id={run_id}").to_pylist()
-    stages: dict[str, float] = {}
-    for row in summary:
-        for k, v in row["stage_seconds"] or []:
-            stages[k] = round(max(stages.get(k, 0.0), v), 2)
-    fig["stages_s"] = stages
+    fig["stages_s"] = run_stages(summary)
     fig["rows_read"] = sum(r["rows_read"] for r in summary)
     fig["state_runs"] = max((len(r["state_runs"] or []) for r in summary), default=0)
     return fig
@@ -270,11 +266,8 @@ def run_bench_month(argv: list[str], _spark: object) -> int:
     args = parse_args(argv)
     result = run_month(args.preset, args.seed, args.nights, args.buckets, not args.no_full,
                        Path(args.work) / args.preset, Path(args.cache))
-    path = bench_file(args.json)
-    data: dict[str, Any] = json.loads(path.read_text()) if path.is_file() else {}
-    data.setdefault("month", {})[args.preset] = result
-    path.write_text(json.dumps(data, indent=2) + "\n")
-    write_reports({}, path, bench_file(args.markdown))
+    record_section("month", args.preset, result, bench_file(args.json),
+                   bench_file(args.markdown))
     ratios = result.get("last_over_second", {})
     print(f"[month] {result['nights']} nights; last night over the second: {ratios}; "
           f"state equals a full replay: {result.get('state_tables_equal_full_replay')}")

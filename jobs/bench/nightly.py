@@ -17,7 +17,6 @@ Figures are measurements; the only assertion is the equality of the state tables
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
 import sys
@@ -37,7 +36,7 @@ from jobs.bench.core import (
     cached_log,
     read_log,
 )
-from jobs.bench.job import run_spark, write_reports
+from jobs.bench.job import record_section, run_spark
 from jobs.common.cli import command_parser
 from jobs.common.command import run_job
 from jobs.store.latest_state_arrow import arrow_state
@@ -117,11 +116,9 @@ def run_bench_nightly(argv: list[str], _spark: object) -> int:
     args = parse_args(argv)
     result = run_nightly(args.preset, args.seed, args.share, args.buckets, Path(args.work),
                          Path(args.cache))
-    path = bench_file(args.json)
-    data: dict[str, Any] = json.loads(path.read_text()) if path.is_file() else {}
-    data.setdefault("nightly", {})[args.preset] = result
-    path.write_text(json.dumps(data, indent=2) + "\n")
-    write_reports({}, path, bench_file(args.markdown))  # BENCHMARKS.md's nightly table
+    # BENCHMARKS.md's nightly table comes from bench.json's `nightly` section.
+    record_section("nightly", args.preset, result, bench_file(args.json),
+                   bench_file(args.markdown))
     print(f"[nightly] first run {result['first_seconds']} s ({result['first_rows']:,} rows), "
           f"night {result['night_seconds']} s ({result['night_rows']:,} rows): "
           f"{result['night_share_of_first']:.1%} of the first run; memory "

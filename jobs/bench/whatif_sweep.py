@@ -18,7 +18,6 @@ makes the bench exit 1.
 from __future__ import annotations
 
 import argparse
-import json
 import logging
 import os
 import re
@@ -31,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from jobs.bench.core import BENCH_JSON, BENCH_MARKDOWN, CACHE, REPO_ROOT, bench_file, cached_log
-from jobs.bench.job import run_spark, write_reports
+from jobs.bench.job import record_section, run_spark
 from jobs.bench.process_tree import TreeSampler
 from jobs.common.cli import command_parser
 from jobs.common.command import run_job
@@ -104,10 +103,7 @@ def measure(preset: str, seed: int, buckets: int | None, work_root: Path = WORK,
 
 def record(result: dict[str, Any], json_path: Path, markdown: Path) -> None:
     """`whatif.<preset>` of bench.json, then BENCHMARKS.md's generated part again."""
-    data: dict[str, Any] = json.loads(json_path.read_text()) if json_path.is_file() else {}
-    data.setdefault("whatif", {})[result["preset"]] = result
-    json_path.write_text(json.dumps(data, indent=2) + "\n")
-    write_reports({}, json_path, markdown)
+    record_section("whatif", result["preset"], result, json_path, markdown)
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
