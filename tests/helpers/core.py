@@ -367,3 +367,29 @@ def merged_states(*outs: Outputs) -> StateRows:
             replicas[(r.topic, r.partition)].append(r)
     return ([parts[k] for k in sorted(parts)],
             [r for k in sorted(replicas) for r in replicas[k]])
+
+
+class TwoBrokersLost(NamedTuple):
+    """`two_brokers_lost`'s log and the seqs that matter in it."""
+
+    log: Log
+    change: int  # the BrokerChange that lost brokers 3 and 5
+    back3: int  # broker 3's startup, 86 s later
+    back5: int  # broker 5's startup, 442 s later: the incident's length
+
+
+def two_brokers_lost(tick: int = 1_000_000) -> TwoBrokersLost:
+    """One BrokerChange that loses brokers 3 and 5 (ZooKeeper's /brokers/ids watch fires
+    once for both, `KafkaController.processBrokerChange`, 3.7.1): t-0 on 3 alone, t-1 and
+    u-0 on 5 alone; 3 is back 86 s later, 5 after 442 s."""
+    log = Log(tick=tick)
+    log.failover(1, [1, 3, 5])
+    log.create("t", 0, [3])
+    log.create("t", 1, [5])
+    log.create("u", 0, [5])
+    change = log.broker_change([], [3, 5])
+    log.seq = change + 85
+    back3 = log.startup(3)
+    log.seq = change + 441
+    back5 = log.startup(5)
+    return TwoBrokersLost(log, change, back3, back5)

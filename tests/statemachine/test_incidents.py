@@ -23,7 +23,7 @@ from statemachine.incidents import (
 from statemachine.model import BucketState
 from statemachine.replay import replay
 from statemachine.rows import BrokerShare, IncidentRow, PartitionWindowRow, TopicSeconds
-from tests.helpers.core import Log, replay_log, split
+from tests.helpers.core import Log, replay_log, split, two_brokers_lost
 
 SECOND = 1_000_000  # ts are microseconds
 
@@ -172,16 +172,7 @@ def test_one_broker_change_that_lost_two_brokers_names_both_with_their_shares() 
     """ZooKeeper's /brokers/ids watch fires once for two lost registrations
     (`KafkaController.processBrokerChange`, 3.7.1): one event, one incident. Broker 3 is
     back 86 s later, broker 5 after 442 s, the incident's length."""
-    log = Log(tick=SECOND)
-    log.failover(1, [1, 3, 5])
-    log.create("t", 0, [3])
-    log.create("t", 1, [5])
-    log.create("u", 0, [5])
-    change = log.broker_change([], [3, 5])
-    log.seq = change + 85
-    back3 = log.startup(3)
-    log.seq = change + 441
-    back5 = log.startup(5)
+    log, change, back3, back5 = two_brokers_lost(SECOND)
     _, out = replay_log(log)
     [incident] = of(out)
     assert (incident.incident_id, incident.cause_event, incident.seconds) == (

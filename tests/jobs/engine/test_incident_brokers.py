@@ -7,23 +7,15 @@ from jobs.engine.incidents_table import incident_batches, run_incidents
 from schemas import event_types as ET
 from schemas.arrow import arrow_schema
 from schemas.tables import TABLES
-from tests.helpers.core import Log, replay_log
+from tests.helpers.core import replay_log, two_brokers_lost
 
 SECOND = 1_000_000
 
 
 def test_the_incidents_row_keeps_every_broker_lost_with_its_share() -> None:
-    log = Log(tick=SECOND)
-    log.failover(1, [1, 3, 5])
-    log.create("t", 0, [3])
-    log.create("t", 1, [5])
-    log.create("u", 0, [5])
-    change = log.broker_change([], [3, 5])
-    log.seq = change + 85
-    log.startup(3)  # back 86 s later
-    log.seq = change + 441
-    log.startup(5)  # back 442 s later: the incident's length
-    _, out = replay_log(log)
+    lost = two_brokers_lost(SECOND)
+    change = lost.change
+    _, out = replay_log(lost.log)
     reads = [("east", "n1", w) for w in out.partition_windows]
     found = run_incidents(reads, [], "n1", {"east": (change + 442) * SECOND})
     [batch] = incident_batches(found, "n1")
