@@ -6,6 +6,7 @@ three NoOps. Offsets and times are the tests' hand derivations (tests/jobs/repla
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from jobs.sim.kraft_encoder import Rec, batch_bytes, control_rec, meta, topic_id
@@ -57,6 +58,23 @@ def history() -> list[tuple[int, list[Rec], bool]]:
         (240, [meta("RemoveTopicRecord", {"topicId": TMP})], False),  # 21
         (300, noop, False),  # 22
     ]
+
+
+def write_segment(folder: Path, keep: Callable[[int], bool]) -> Path:
+    """The history's batches whose time (seconds from the start) `keep` accepts, as one
+    segment of `folder/__cluster_metadata-0` named by its base offset as Kafka names it (the
+    offsets of the batches left out stay counted: a night delivers its own); that folder."""
+    log = folder / "__cluster_metadata-0"
+    log.mkdir(parents=True, exist_ok=True)
+    data, offset, base = bytearray(), 0, None
+    for seconds, recs, control in history():
+        if keep(seconds):
+            base = offset if base is None else base
+            data += batch_bytes(offset, recs, timestamp=START_MS + seconds * 1000,
+                                control_batch=control)
+        offset += len(recs)
+    (log / f"{base:020d}.log").write_bytes(bytes(data))
+    return folder
 
 
 def write_segments(folder: Path) -> Path:

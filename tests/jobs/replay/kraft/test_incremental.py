@@ -13,26 +13,15 @@ import pytest
 
 from jobs.ingest import job as ingest
 from jobs.replay.job import main as replay
-from jobs.sim.kraft_encoder import batch_bytes
-from tests.helpers.kraft_segments import START_MS, history
+from tests.helpers.kraft_segments import write_segment
 
 pytestmark = pytest.mark.slow
 
 
 def write_log(folder: Path, nights: int) -> Path:
-    """The log's first night (one segment), or both (a second segment)."""
-    log = folder / "__cluster_metadata-0"
-    log.mkdir(parents=True)
-    batches = history()
-    cut = next(i for i, (seconds, _, _) in enumerate(batches) if seconds >= 90) + 1
-    offset = 0
-    for part in (batches[:cut], batches[cut:])[:nights]:
-        data, base = bytearray(), offset
-        for seconds, recs, control in part:
-            data += batch_bytes(offset, recs, timestamp=START_MS + seconds * 1000,
-                                control_batch=control)
-            offset += len(recs)
-        (log / f"{base:020d}.log").write_bytes(bytes(data))
+    """The log's first night (one segment: up to 90 s), or both (a second segment)."""
+    for night in (lambda s: s <= 90, lambda s: s > 90)[:nights]:
+        write_segment(folder, night)
     return folder
 
 

@@ -17,8 +17,7 @@ import pytest
 
 from jobs.ingest import job as ingest
 from jobs.replay.job import main as replay
-from jobs.sim.kraft_encoder import batch_bytes
-from tests.helpers.kraft_segments import START_MS, history
+from tests.helpers.kraft_segments import write_segment
 
 pytestmark = pytest.mark.slow
 NIGHTS = ((0, 91), (91, 191), (191, 10**6))  # seconds of each night's batches
@@ -26,18 +25,8 @@ NIGHTS = ((0, 91), (91, 191), (191, 10**6))  # seconds of each night's batches
 
 def write_night(folder: Path, night: int) -> Path:
     """One night's segment, named by its base offset as Kafka names it."""
-    log = folder / "__cluster_metadata-0"
-    log.mkdir(parents=True)
-    data, offset, base = bytearray(), 0, None
     low, high = NIGHTS[night]
-    for seconds, recs, control in history():
-        if low <= seconds < high:
-            base = offset if base is None else base
-            data += batch_bytes(offset, recs, timestamp=START_MS + seconds * 1000,
-                                control_batch=control)
-        offset += len(recs)
-    (log / f"{base:020d}.log").write_bytes(bytes(data))
-    return folder
+    return write_segment(folder, lambda seconds: low <= seconds < high)
 
 
 @pytest.fixture(scope="module")
