@@ -5,6 +5,12 @@ column right after `cluster` (`baseline` for the unedited log); `variant_schema`
 them, so a replay table's columns are stated once. `whatif_impact` and
 `whatif_partition_diff` are the what-if's own tables; the report job reads them, so their
 columns are a contract.
+
+A variant stores only the rows that differ from its base's (the baseline's, as a rule):
+`whatif_sharing` says, per variant and replay group (a bucket of topics), which of the
+base's rows are the variant's too; `jobs.store.variant_rows.read_variant_table` (Spark) and
+`jobs.store.variant_rows_arrow.arrow_variant_table` (pyarrow) read a variant's whole table.
+`SHARED_EVENT_KEYS` and `SHARED_STATE_TABLES` name the tables stored that way.
 """
 
 from __future__ import annotations
@@ -90,3 +96,45 @@ IMPACT_TABLES: dict[str, T.StructType] = {
     "whatif_impact": WHATIF_IMPACT,
     "whatif_partition_diff": WHATIF_PARTITION_DIFF,
 }
+
+# Per-event tables a variant shares with its base up to where its fold leaves the base's,
+# and the column that says where a row belongs: the seq of the event that wrote it (a
+# window is written when it closes: its end; a window still open at the end, with a null
+# end_seq, is never shared from a group the variant folds itself).
+SHARED_EVENT_KEYS: dict[str, str] = {
+    "state_changes": "seq",
+    "partition_state_writes": "seq",
+    "leader_and_isr_requests": "seq",
+    "update_metadata_requests": "seq",
+    "stop_replica_requests": "seq",
+    "findings": "seq",
+    "partition_windows": "end_seq",
+}
+# State tables a variant shares partition by partition: the base's rows of a shared group,
+# less the partitions the variant wrote rows for or removed.
+SHARED_STATE_TABLES: tuple[str, ...] = ("partition_states", "replica_states")
+# The rest (quarantine, the timelines, incidents, run_summary: a few rows per variant) each
+# variant holds whole.
+
+_PARTITION_KEY = T.StructType([_f("topic", T.StringType()), _f("partition", T.IntegerType())])
+
+# One row per (cluster, variant, replay group) whose rows the variant takes from its base.
+# A variant without a row for a group holds that group's rows itself (a variant that differs
+# from the first event; every variant of a KRaft log or of `--no-share`).
+WHATIF_SHARING = T.StructType([
+    _f("cluster", T.StringType()),
+    _f("run_id", T.StringType()),
+    _f("variant", T.StringType()),
+    _f("base", T.StringType()),  # the variant whose rows it takes
+    _f("buckets", T.IntegerType()),  # the run's bucket count: a topic's group
+    _f("bucket", T.IntegerType()),
+    # null: every row of the group is the base's; else the base's rows of the per-event
+    # tables whose SHARED_EVENT_KEYS column is below it, and the base's state rows of the
+    # partitions the variant holds no row for and did not remove.
+    _f("before_seq", T.LongType()),
+    _f("removed", T.ArrayType(_PARTITION_KEY, True)),  # partitions only the base has
+    _f("rows_shared", T.MapType(T.StringType(), T.LongType(), True)),  # per table
+])
+
+# Tables that describe how the variants' rows are stored.
+STORAGE_TABLES: dict[str, T.StructType] = {"whatif_sharing": WHATIF_SHARING}

@@ -16,6 +16,7 @@ from pyspark.sql.types import StructType
 from schemas import event_types as ET
 from schemas.events import EVENT_SCHEMA, REQUIRED_COLUMNS
 from schemas.tables import KRAFT_TABLES, TABLES
+from schemas.whatif import STORAGE_TABLES
 from tests.helpers import ROOT
 
 README = ROOT / "README.md"
@@ -105,6 +106,13 @@ def test_tables_doc_matches_kraft_schema(table: str) -> None:
     rows = _table_with_header(section.lines, COLUMN_HEADER)
     assert [(r[0], r[1]) for r in rows] == _schema_columns(KRAFT_TABLES[table])
     assert all(r[2] for r in rows), f"{table}: a column without a meaning"
+
+
+@pytest.mark.parametrize("table", list(STORAGE_TABLES))
+def test_tables_doc_matches_whatif_storage_schema(table: str) -> None:
+    section = _section(TABLES_DOC.read_text(encoding="utf-8"), "### ", f"`{table}`")
+    rows = _table_with_header(section.lines, COLUMN_HEADER)
+    assert [(r[0], r[1]) for r in rows] == _schema_columns(STORAGE_TABLES[table])
 
 
 def test_tables_doc_has_no_stale_replay_table() -> None:
