@@ -114,14 +114,14 @@ def run_with_session(spark: SparkSession, s: Settings, plans: list[VariantPlan],
     if problem is not None:
         return refuse(problem)
     started = time.perf_counter()
-    staging, counts = replay_variants(spark, s.events, s.run_id, s.buckets, s.max_file_age,
-                                      plans, checkpoint, log.info, s.rules, s.share)
+    staged = replay_variants(spark, s.events, s.run_id, s.buckets, s.max_file_age, plans,
+                             checkpoint, log.info, s.rules, s.share)
     log.info(f"replay: {len(plans)} variant(s) in {time.perf_counter() - started:.1f}s")
     started = time.perf_counter()
-    publish(spark, staging, s.out, s.run_id, s.baseline)
+    publish(spark, staged.path, s.out, s.run_id, s.baseline, staged.variant_form)
     log.info(f"publish: the tables under {s.out} in {time.perf_counter() - started:.1f}s")
     started = time.perf_counter()
-    impact_stage(spark, s.out, s.run_id, plans, facts, counts)
+    impact_stage(spark, s.out, s.run_id, plans, facts, staged.counts)
     log.info(f"impact: whatif_impact and whatif_partition_diff in "
              f"{time.perf_counter() - started:.1f}s")
     return 0

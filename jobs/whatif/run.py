@@ -3,15 +3,22 @@
 The replay job's own stages do the work (`jobs.replay`: keying, packing, the per-group
 fold, the sink); this module only feeds them: the variants' timelines and wake rows from
 the driver, the event stream edited per variant (`jobs.whatif.edits`), the injected events
-as a second file source, one `ReplayConfig` per composite cluster. The tables are written
-with the composite cluster into a staging directory of the (temporary) checkpoint, which
-`jobs.whatif.output` publishes with a `variant` column.
+as a second file source, one `ReplayConfig` per composite cluster. The tables go to a
+staging directory of the (temporary) checkpoint, which `jobs.whatif.output` publishes:
+
+* variants sharing their work (the default): the workers write each variant's rows in the
+  what-if's own columns, only those it does not share with the reference, and the
+  `whatif_sharing` rows (`jobs.whatif.shared_group`); the driver adds the timelines and each
+  variant's incidents and run summary (`jobs.whatif.variant_summary`). Publishing is a
+  rename;
+* `--no-share`: every variant's rows whole, keyed by composite cluster, as a replay writes
+  them; publishing splits the key into `cluster` and `variant`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
 import pyarrow as pa
@@ -38,6 +45,7 @@ from jobs.engine.timeline import (
 from jobs.store.layout import CheckpointLayout
 from jobs.store.ledger import BatchCounts, RunLedger
 from jobs.store.tables import ensure_run_partitions, write_arrow
+from jobs.whatif import variant_summary
 from jobs.whatif.edits import (
     drops_frame,
     edit_events,
@@ -54,6 +62,16 @@ from schemas.events import EVENT_SCHEMA
 from schemas.state import WAKE_SCHEMA
 from schemas.tables import TIMELINE_TABLES
 from statemachine.cluster import ClusterTimeline
+
+
+@dataclass(frozen=True)
+class Staged:
+    """The tables a what-if's query staged, its counts per composite cluster, and whether
+    they are in the what-if's own columns (`variant_form`) or keyed by composite cluster."""
+
+    path: str
+    counts: BatchCounts
+    variant_form: bool
 
 
 def write_timelines(spark: SparkSession, timelines: dict[str, ClusterTimeline], staging: str,
@@ -149,28 +167,35 @@ def variant_rules(context: ScanContext, scan: LogScan,
 def replay_variants(spark: SparkSession, events_dir: str, run_id: str, buckets: int,
                     max_file_age: str, plans: list[VariantPlan], checkpoint: str,
                     log: Callable[[str], None], rules: Plausibility | None = None,
-                    share: bool = True) -> tuple[str, BatchCounts]:
-    """Replay every variant; returns the staging directory of the tables and the counts
-    per composite cluster. The log's rows
-    are judged by the replay's plausibility `rules`, so the baseline is the replay's. With
-    `share`, the variants of a cluster fold in its groups, sharing what they have in common
-    (`jobs.whatif.sharing`); without, each is a cluster of its own."""
+                    share: bool = True) -> Staged:
+    """Replay every variant into the staging directory. The log's rows are judged by the
+    replay's plausibility `rules`, so the baseline is the replay's. With `share`, the
+    variants of a cluster fold in its groups, sharing what they have in common
+    (`jobs.whatif.sharing`), and store only what differs; without, each is a cluster of
+    its own."""
     started_at = datetime.now(UTC)
     context = ScanContext(rules)
     scan = scan_log(read_events(spark, events_dir), buckets, context)
     variants = variant_scan(scan, plans, buckets)
     timelines = build_timelines(variants, plans[0].config.profile if plans else None)
     staging = CheckpointLayout(checkpoint).tables
-    write_timelines(spark, timelines, staging, run_id)
-    stream = shared_stream if share and plans else separate_stream
+    share = share and bool(plans)
+    if share:
+        variant_summary.write_timelines(timelines, staging, run_id)
+    else:
+        write_timelines(spark, timelines, staging, run_id)
+    stream = shared_stream if share else separate_stream
     rows, replay_fn = stream(spark, events_dir, max_file_age, scan, plans, timelines,
                              variants, buckets, context, run_id, checkpoint)
     ledger = RunLedger(spark, checkpoint, run_id).load()
     sink = BatchSink(staging, run_id, buckets, ledger, log)
     start_replay_query(rows, replay_fn, sink, CheckpointLayout(checkpoint).query,
                        f"whatif-{run_id}").awaitTermination()
-    ensure_run_partitions(staging, run_id)
     counts = ledger.totals()
+    if share:
+        summarise_shared(staging, run_id, counts, len(ledger.records), buckets, started_at)
+        return Staged(staging, counts, True)
+    ensure_run_partitions(staging, run_id)
     # Each variant is a whole log replayed afresh: its period is the whole log.
     rollups = offline_rollup(staging, run_id, {},
                              {c: v.last_ts for c, v in counts.items()})
@@ -179,4 +204,17 @@ def replay_variants(spark: SparkSession, events_dir: str, run_id: str, buckets: 
     summary = summary_batches(counts, rollups, len(ledger.records), run_id, buckets,
                               started_at, datetime.now(UTC), {})
     write_arrow(summary, staging, "run_summary", run_id)
-    return staging, counts
+    return Staged(staging, counts, False)
+
+
+def summarise_shared(staging: str, run_id: str, counts: BatchCounts, batches: int,
+                     buckets: int, started_at: datetime) -> None:
+    """The driver's tables of a shared run, each variant's read whole: its rows_written
+    count the rows it shares too."""
+    variant_summary.add_shared_rows(counts, variant_summary.publish_sharing(staging, run_id))
+    variant_summary.ensure_partitions(staging, run_id)
+    rollups = variant_summary.offline_rollups(staging, run_id, counts)
+    variant_summary.write_incidents(staging, run_id,
+                                    {c: r.period_end_us for c, r in rollups.items()})
+    variant_summary.write_summary(staging, run_id, counts, rollups, batches, buckets,
+                                  started_at, datetime.now(UTC))

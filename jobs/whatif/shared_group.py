@@ -3,21 +3,24 @@
 The query groups the log's rows by (cluster, bucket), as a plain replay does, so each group
 holds the log's rows once. Per group it reads them (`jobs.engine.group_fn.read_group`), folds
 them for every variant of the cluster (`jobs.whatif.sharing.fold_shared`: the shared prefix
-once, each variant from where it leaves the reference), and writes each variant's rows under
-its composite cluster, with its own counts row, through `jobs.engine.group_fn.GroupOutput`: the
-sink and everything after it see the same tagged rows as from one group per variant.
+once, each variant from where it leaves the reference), and writes the rows each variant
+does not share with the reference under its composite cluster (`jobs.whatif.variant_files`:
+the what-if's own columns), with its own counts row, through `jobs.engine.group_fn.GroupOutput`,
+and the group's `whatif_sharing` rows: which of the reference's rows each variant takes
+(`jobs.whatif.differences`). The reference's rows are written once.
 
-A variant's counts are those of its own rows: the log's rows it keeps (its drops out, with
-their duplicates), plus its injected events of the group.
+A variant's counts are those of its whole rows: the log's rows it keeps (its drops out, with
+their duplicates), plus its injected events of the group; the findings it takes from the
+reference are in its findings by kind, the rows it takes in `whatif_sharing.rows_shared`.
 
-The group state holds every variant's `BucketState`. A what-if's query is one micro-batch;
-should Spark split it, the later batch folds each variant on its own from its saved state.
+A what-if's query is one micro-batch (a fresh checkpoint, `availableNow`, no rate limit):
+its group state only keeps Spark's bookkeeping; a group that finds a state saved by an
+earlier batch refuses to go on rather than write rows that would not add up.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import pickle
+from collections import Counter
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
@@ -25,11 +28,10 @@ import pandas as pd
 from pyspark.sql.streaming.state import GroupState
 
 from jobs.engine.group_fn import (
+    EVENT_TABLES,
     SPILL_ROWS,
     TAGGED_COLUMNS,
-    Encoded,
     GroupInput,
-    GroupOutput,
     ReplayFn,
     TaggedRow,
     Tally,
@@ -39,14 +41,20 @@ from jobs.engine.group_fn import (
 )
 from jobs.engine.group_rows import GroupRows, Row
 from jobs.store.staging import StagingArea
-from jobs.whatif.sharing import Forked, Rows, VariantInput, fold_from, fold_shared
+from jobs.whatif.differences import state_difference
+from jobs.whatif.sharing import Forked, Rows, VariantInput, fold_shared
+from jobs.whatif.variant_files import VariantOutput, write_sharing
 from schemas.state import CLUSTER_BUCKET, SHARED_PREFIX_TAG, SHARED_WHOLE_TAG
 from statemachine.context import Outputs
 from statemachine.events import Event
-from statemachine.model import BucketState
 from statemachine.replay import gc_paused
 
-STATE_MARK = b"whatif-shared:"  # a group state holding every variant's state
+STATE_MARK = b"whatif-shared:"  # the group state of a what-if's one micro-batch
+TABLE_OF = dict(EVENT_TABLES)  # core output list -> table
+
+
+class SecondBatch(RuntimeError):
+    """A what-if group saw a second micro-batch."""
 
 
 def make_shared_replay_fn(variants: dict[str, list[VariantInput]], buckets: int) -> ReplayFn:
@@ -65,26 +73,19 @@ def make_shared_replay_fn(variants: dict[str, list[VariantInput]], buckets: int)
     return replay_group
 
 
-def _saved(state: GroupState) -> dict[str, BucketState]:
-    if not state.exists:
-        return {}
-    data = bytes(state.get[0])
-    assert data.startswith(STATE_MARK), "a what-if checkpoint of another layout"
-    saved: dict[str, bytes] = pickle.loads(data[len(STATE_MARK):])
-    return {name: BucketState.from_bytes(b) for name, b in saved.items()}
-
-
 def replay_shared(bucket: int, pdfs: Iterable[pd.DataFrame], state: GroupState,
                   variants: list[VariantInput], buckets: int,
                   staging: StagingArea | None) -> Iterator[list[TaggedRow]]:
-    outputs = {v.composite: GroupOutput(v.composite, bucket, staging) for v in variants}
+    if state.exists:
+        raise SecondBatch("a what-if's query is one micro-batch: a second one would fold "
+                          "its variants apart from the rows they share")
+    outputs = {v.composite: VariantOutput(v.composite, bucket, staging, real_cluster=v.cluster,
+                                          variant=v.variant) for v in variants}
     group = GroupInput(GroupRows(SPILL_ROWS))
     try:
         read_group(pdfs, group, None)
-        saved = _saved(state)
         injected = {v.composite: v.injected_in(bucket, buckets) for v in variants}
-        if bucket != CLUSTER_BUCKET and group.empty and not saved \
-                and not any(injected.values()):
+        if bucket != CLUSTER_BUCKET and group.empty and not any(injected.values()):
             return  # every bucket is woken; this one holds no topic of any variant
         rows = group.valid.replayable()
 
@@ -95,40 +96,55 @@ def replay_shared(bucket: int, pdfs: Iterable[pd.DataFrame], state: GroupState,
         tallies = {v.composite: _tally(v, rows, group, injected[v.composite],
                                        len(quarantined[v.composite])) for v in variants}
         if bucket == CLUSTER_BUCKET:
-            forked = {v.composite: _account(v, rows, injected[v.composite],
-                                            saved.get(v.composite)) for v in variants}
-        elif saved:
-            forked = {v.composite: fold_from(v, saved.get(v.composite), 0, rows,
-                                             injected[v.composite], -1, emit)
-                      for v in variants}
+            forked = {v.composite: _account(v, rows, injected[v.composite]) for v in variants}
         else:
             forked = fold_shared(rows, variants, bucket, buckets, emit)
     finally:
         group.valid.close()
-    state.update((STATE_MARK + pickle.dumps(
-        {name: f.state.to_bytes() for name, f in forked.items()}, 5),))
-    shared: dict[int, dict[str, Encoded]] = {}  # id of a shared fold's outputs -> its rows
+    state.update((STATE_MARK,))
+    base = forked[variants[0].composite].out
+    sharing = []
     for v in variants:
         f = forked[v.composite]
-        before = saved.get(v.composite)
-        late_through = before.watermark if before is not None else -1
-        if f.shared or f.whole:
+        if f.whole or f.before is not None:
+            sharing.append(_shared(v, variants[0], f, base, bucket, buckets))
+            outputs[v.composite].kinds.update(f.shared_kinds)
             outputs[v.composite].tagged.append(TaggedRow(
                 v.composite, bucket, SHARED_WHOLE_TAG if f.whole else SHARED_PREFIX_TAG,
                 f.shared, None))
-        yield outputs[v.composite].finish_with(
-            _copy(f.out), quarantined[v.composite], tallies[v.composite],
-            late_through, f.state, shared.setdefault(id(f.out), {}))
+        yield outputs[v.composite].finish_with(f.out, quarantined[v.composite],
+                                               tallies[v.composite], -1, f.state)
+    if staging is not None:
+        write_sharing(staging, variants[0].cluster, bucket, sharing)
 
 
-def _copy(out: Outputs) -> Outputs:
-    """The rows of a fold several variants share, in lists of their own (finishing a
-    group appends to its findings)."""
-    copy = Outputs()
-    for f in dataclasses.fields(out):
-        value = getattr(out, f.name)
-        setattr(copy, f.name, list(value) if isinstance(value, list) else value)
-    return copy
+def _shared(v: VariantInput, ref: VariantInput, f: Forked, base: Outputs, bucket: int,
+            buckets: int) -> dict[str, Any]:
+    """The variant's `whatif_sharing` row of the group. A variant that left the reference
+    at a cut keeps of its state rows only those of the partitions that differ (`f.out`'s
+    state lists replaced)."""
+    rows = Counter({TABLE_OF[name]: n for name, n in f.shared_rows.items()})
+    removed: list[tuple[str, int]] = []
+    if f.whole:
+        rows["partition_states"] = len(base.partition_states)
+        rows["replica_states"] = len(base.replica_states)
+    else:
+        diff = state_difference(base.partition_states, base.replica_states,
+                                f.out.partition_states, f.out.replica_states)
+        f.out.partition_states, f.out.replica_states = diff.partition_states, \
+            diff.replica_states
+        removed = diff.removed
+        overridden = {(p.topic, p.partition) for p in diff.partition_states}
+        overridden.update((r.topic, r.partition) for r in diff.replica_states)
+        overridden.update(removed)
+        rows["partition_states"] = sum((p.topic, p.partition) not in overridden
+                                       for p in base.partition_states)
+        rows["replica_states"] = sum((r.topic, r.partition) not in overridden
+                                     for r in base.replica_states)
+    return {"cluster": v.cluster, "variant": v.variant, "base": ref.variant,
+            "buckets": buckets, "bucket": bucket, "before_seq": f.before,
+            "removed": [{"topic": t, "partition": p} for t, p in removed],
+            "rows_shared": sorted((t, n) for t, n in rows.items() if n)}
 
 
 def _tally(v: VariantInput, rows: Rows, group: GroupInput, injected: list[Event],
@@ -159,11 +175,9 @@ def _quarantined(v: VariantInput, rows: list[Row]) -> list[Row]:
     return kept
 
 
-def _account(v: VariantInput, rows: Rows, injected: list[Event],
-             saved: BucketState | None) -> Forked:
+def _account(v: VariantInput, rows: Rows, injected: list[Event]) -> Forked:
     """The cluster-scope rows of the variant, accounted for as a plain replay does (its
     timeline applies them), up to its own horizon."""
     distinct = [tuple(e) for e in v.events(rows(), injected)]
-    watermark = saved.watermark if saved is not None else -1
-    state, out = account_cluster(distinct, v.horizon, v.timeline, watermark, watermark)
+    state, out = account_cluster(distinct, v.horizon, v.timeline, -1, -1)
     return Forked(state, out)

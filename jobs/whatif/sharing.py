@@ -10,6 +10,9 @@ rows. So the reference is folded once, cut (`statemachine.replay.Fold.cut`) at e
 where some variant leaves it, and each variant folds only its own events from there, from
 the cut's state, exactly as a replay resumes from its checkpoint. A variant whose input in
 the group never differs takes the reference's rows whole: the group is not replayed for it.
+The reference's rows are emitted once: those before a variant's cut (and all of them, for a
+variant that takes the group whole) are that variant's rows too, which is how the variant
+stores them (`jobs.whatif.differences`).
 
 Pure Python: no Spark here (`jobs.whatif.shared_group` runs it per group).
 """
@@ -24,10 +27,12 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from jobs.whatif.differences import EVENT_KEYS
 from jobs.whatif.plan import drop_matches
 from jobs.whatif.scenario import Drop
 from schemas import event_types as ET
 from schemas.state import CLUSTER_BUCKET
+from schemas.whatif import VARIANT_SEPARATOR
 from statemachine.cluster import ClusterTimeline
 from statemachine.context import Outputs, ReplayConfig
 from statemachine.events import Event
@@ -69,6 +74,11 @@ class VariantInput:
             by_type.setdefault(d.get("event_type"), []).append(d)
         object.__setattr__(self, "drops_by_type",
                            {k: tuple(v) for k, v in by_type.items()})
+
+    @property
+    def variant(self) -> str:
+        """Its name (the composite key's last part)."""
+        return self.composite.rsplit(VARIANT_SEPARATOR, 1)[-1]
 
     def edit(self, row: Row) -> Event | None:
         """The log's row as this variant has it; None when it drops it."""
@@ -188,56 +198,86 @@ def divergence(rows: Rows, ref: VariantInput, v: VariantInput, ref_injected: lis
 
 @dataclass
 class Forked:
-    """One variant's fold of the group: its state and rows (the rows it shares with the
-    reference were handed to its emitter as they came)."""
+    """One variant's fold of the group: its state and the rows it folded itself (the
+    reference's rows it shares are the reference's: `jobs.whatif.differences`)."""
 
     state: BucketState
     out: Outputs
     shared: int = 0  # events it took from the reference's fold instead of folding them
     whole: bool = False  # it took the whole group: nothing of it was folded again
+    # The seq from which it folded itself, the reference's rows below it being its own
+    # too (None: it took the whole group, or shares nothing, or is the reference).
+    before: int | None = None
+    # The reference's per-event rows it takes, per core output list, and their findings
+    # by kind (its counts are those of its whole rows).
+    shared_rows: Counter[str] = field(default_factory=Counter)
+    shared_kinds: Counter[str] = field(default_factory=Counter)
+
+
+class _Tally:
+    """The per-event rows the reference's fold has emitted so far, per output list, and
+    its findings by kind."""
+
+    def __init__(self) -> None:
+        self.rows: Counter[str] = Counter()
+        self.kinds: Counter[str] = Counter()
+
+    def add(self, out: Outputs) -> None:
+        for name in EVENT_KEYS:
+            self.rows[name] += len(getattr(out, name))
+        self.kinds.update(f.kind for f in out.findings)
+
+    def with_pending(self, out: Outputs) -> tuple[Counter[str], Counter[str]]:
+        """The counts once `out` (rows not yet emitted) is added too."""
+        pending = _Tally()
+        pending.add(out)
+        return self.rows + pending.rows, self.kinds + pending.kinds
 
 
 def fold_shared(rows: Rows, variants: list[VariantInput], bucket: int, buckets: int,
                 emit: Emit) -> dict[str, Forked]:
-    """Fold the group for every variant, the first being the reference. Each variant's
-    per-event rows go to `emit` as they come (those of the shared fold once for all the
-    variants that share them); its state tables and the rest are in its `Forked.out`."""
+    """Fold the group for every variant, the first being the reference. The reference's
+    per-event rows go to `emit` as they come, once (they are the rows of every variant
+    still sharing its fold); a variant that leaves it at a cut folds on from there, its own
+    rows to `emit` too; the state tables and the rest are in each `Forked.out`."""
     ref, others = variants[0], variants[1:]
     injected = {v.composite: v.injected_in(bucket, buckets) for v in variants}
     cuts = {v.composite: divergence(rows, ref, v, injected[ref.composite],
                                     injected[v.composite]) for v in others}
-    # The variants whose fold is still the reference's: all but those that differ from
-    # the start; each leaves at its cut, those that never differ stay to the end.
-    attached = [ref.composite, *(c for c, cut in cuts.items() if cut is None or cut >= 0)]
     leaving = sorted({c for c in cuts.values() if c is not None and c >= 0})
+    emitted = _Tally()
 
-    def fan_out(out: Outputs) -> None:
-        emit(attached, out)
+    def to_reference(out: Outputs) -> None:
+        emitted.add(out)
+        emit([ref.composite], out)
 
-    fold = Fold(None, ref.timeline, ref.config, flush=fan_out, flush_rows=FLUSH_ROWS,
+    fold = Fold(None, ref.timeline, ref.config, flush=to_reference, flush_rows=FLUSH_ROWS,
                 until=ref.horizon)
-    starts: dict[int, tuple[BucketState, int]] = {}  # cut -> (state, events applied)
+    # cut -> (state, events applied, rows and finding kinds emitted before it)
+    starts: dict[int, tuple[BucketState, int, Counter[str], Counter[str]]] = {}
 
     def leave(cut: int) -> None:
-        """The variants cut here take the rows not yet flushed; the others get them with
-        the next flush (one file per leaving variant, not one per variant still shared:
-        a thousand cuts would otherwise write a million files)."""
-        starts[cut] = (fold.cut(cut), fold.out.applied)
-        leaving = [a for a in attached if cuts.get(a) == cut]
-        emit(leaving, fold.out)
-        attached[:] = [a for a in attached if cuts.get(a) != cut]
+        """The variants cut here go on from the state at the cut; the rows not yet
+        emitted are the reference's (emitted with its next flush) and theirs too."""
+        starts[cut] = (fold.cut(cut), fold.out.applied, *emitted.with_pending(fold.out))
 
     _feed_with_cuts(fold, ref.events(rows(), injected[ref.composite]), leaving, leave)
     state, out = fold.finish()
-    forked = {name: Forked(state, out) if name == ref.composite
-              else Forked(state, out, out.applied, whole=True) for name in attached}
+    total_rows, total_kinds = emitted.with_pending(out)
+    forked = {ref.composite: Forked(state, out)}
     for v in others:
         cut = cuts[v.composite]
-        if cut is None:
+        if cut is None:  # its input never differs: the reference's group is its own
+            forked[v.composite] = Forked(state, Outputs(applied=out.applied), out.applied,
+                                         whole=True, shared_rows=total_rows,
+                                         shared_kinds=total_kinds)
             continue
-        start, applied = starts.get(cut, (None, 0)) if cut >= 0 else (None, 0)
-        forked[v.composite] = fold_from(v, start, applied, rows, injected[v.composite],
-                                         cut, emit)
+        start, applied, shared_rows, kinds = starts[cut] if cut >= 0 \
+            else (None, 0, Counter(), Counter())
+        f = fold_from(v, start, applied, rows, injected[v.composite], cut, emit)
+        if cut >= 0:
+            f.before, f.shared_rows, f.shared_kinds = cut, shared_rows, kinds
+        forked[v.composite] = f
     return forked
 
 

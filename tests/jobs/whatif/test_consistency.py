@@ -35,6 +35,7 @@ from typing import Any
 import pytest
 from pyspark.sql import functions as F
 
+from jobs.store.variant_rows import read_variant_table
 from jobs.whatif.facts import facts_from_arrow
 from jobs.whatif.job import main
 from jobs.whatif.plan import VariantPlan, resolve
@@ -155,8 +156,8 @@ def test_the_replay_keeps_the_broker_dead(spark: Any, out: Path) -> None:
                    "baseline": (20.0, 0, 0), "nothing": (20.0, 0, 0),
                    "b-unclean": (20.0, 0, 0)}
     assert "alter_partition_rejected" not in impact["dead"]["findings_by_kind"]
-    intervals = spark.read.parquet(str(out / "broker_timeline")) \
-        .where((F.col("broker_id") == 1) & (F.col("variant") == "dead")).collect()
+    intervals = read_variant_table(spark, str(out), "broker_timeline", "scenario", ["dead"]) \
+        .where(F.col("broker_id") == 1).collect()
     assert [(r["status"], r["seq_from"], r["seq_to"]) for r in
             sorted(intervals, key=lambda r: r["seq_from"])] == [
         ("live", 1, 11), ("dead", 11, None)]

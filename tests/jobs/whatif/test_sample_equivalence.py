@@ -7,6 +7,9 @@ no longer apply out). Every table must be identical, minus the `variant` column
 (`run_summary` on its counts, less the events that no longer apply, which the variant read
 and the replay never sees; `findings` less their own finding). Since each variant equals a
 replay that knows no other variant, adding a variant never changes another variant's rows.
+Each variant is read whole through `jobs.store.variant_rows.read_variant_table`: a variant
+stores only the rows that differ from the baseline's, and the equality holds on what the call
+reads back (the pyarrow twin, `arrow_variant_table`, reads the same rows).
 
 A second what-if run takes the plain replay as its `--baseline` and must give the same
 impact for the injected variant.
@@ -26,6 +29,8 @@ from chispa import assert_df_equality
 from pyspark.sql import functions as F
 
 from jobs.replay.job import main as replay_main
+from jobs.store.variant_rows import read_variant_table, stored_rows
+from jobs.store.variant_rows_arrow import arrow_variant_table
 from jobs.whatif.job import main as whatif_main
 from schemas.tables import TABLES
 from schemas.whatif import WHATIF_TABLES
@@ -34,6 +39,7 @@ from tests.helpers.event_log import ARROW_EVENT_SCHEMA
 pytestmark = pytest.mark.slow
 
 INJECT_AFTER = 2000
+RUN = "eq"  # the scenario file's stem
 OWN_EVENTS = {"BrokerStartup", "BrokerFailure", "ControlledShutdown", "StopReplicaResponse"}
 GONE = "log_event_no_longer_applies"
 COUNTS = ["rows_read", "rows_applied", "rows_duplicate", "rows_quarantined", "rows_late"]
@@ -106,8 +112,8 @@ inject = [
     common = ["--buckets", "4"]
     assert whatif_main(["--events", str(sample_log), "--scenario", str(scenario),
                         "--out", str(outs["whatif"]), *common], spark=spark) == 0
-    findings = spark.read.parquet(str(outs["whatif"] / "findings")) \
-        .where((F.col("variant") == "inject") & (F.col("kind") == GONE)).collect()
+    findings = read_variant_table(spark, str(outs["whatif"]), "findings", RUN, ["inject"]) \
+        .where(F.col("kind") == GONE).collect()
     gone = {(r["seq"], r["topic"], r["partition"]) for r in findings}
     assert gone  # broker 2's ISR changes after its failure
     outs["gone"] = root / "gone.txt"
@@ -133,8 +139,8 @@ def test_variant_tables_equal_a_plain_replay(spark: Any, runs: dict[str, Path],
         if table not in WHATIF_TABLES:  # not copied per variant (schemas.whatif)
             continue
         replayed = spark.read.schema(schema).parquet(str(runs[variant] / table)).drop("run_id")
-        whatif = spark.read.parquet(str(runs["whatif"] / table)) \
-            .where(F.col("variant") == variant).drop("variant", "run_id")
+        whatif = read_variant_table(spark, str(runs["whatif"]), table, RUN, [variant]) \
+            .drop("variant", "run_id")
         if table == "findings":  # the replay never sees the events that no longer apply
             whatif = whatif.where(F.col("kind") != GONE)
         if table == "run_summary":
@@ -146,6 +152,23 @@ def test_variant_tables_equal_a_plain_replay(spark: Any, runs: dict[str, Path],
         assert_df_equality(whatif, replayed, ignore_row_order=True, ignore_nullable=True)
         if table == "partition_windows":
             assert replayed.count() > 0
+
+
+@pytest.mark.parametrize("table", ["state_changes", "partition_windows", "partition_states",
+                                   "replica_states", "findings"])
+def test_a_variant_stores_only_what_differs(spark: Any, runs: dict[str, Path],
+                                            table: str) -> None:
+    """The dropped events start at seq 1457 of about 6,000: the variant stores its rows
+    from there on, and of its final state the partitions that differ (about a third: the
+    injected variant's renumbered seqs make nearly every partition differ); read whole, its
+    rows are as many as its replay's. pyarrow reads the rows Spark reads."""
+    out = str(runs["whatif"])
+    stored = stored_rows(spark, out, table, RUN, ["drop"]).count()
+    whole = read_variant_table(spark, out, table, RUN, ["drop"])
+    assert 0 < stored < whole.count()
+    assert whole.count() == spark.read.parquet(str(runs["drop"] / table)).count()
+    arrow = arrow_variant_table(out, table, RUN, ["drop"])
+    assert sorted(map(repr, arrow.to_pylist())) == sorted(map(repr, whole.toArrow().to_pylist()))
 
 
 def test_baseline_from_a_replay_output(spark: Any, runs: dict[str, Path]) -> None:

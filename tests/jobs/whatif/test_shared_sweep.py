@@ -5,7 +5,9 @@ restarts it ten minutes later, a controlled shutdown, a drop late in the log and
 that changes nothing are run twice: sharing (the default: the prefix folded once per group,
 untouched groups taken whole from the baseline) and with `--no-share` (every variant a
 replay of its own, which `test_sample_equivalence` holds equal to `jobs.replay` of the
-edited log). Every table of every variant must be identical, row for row.
+edited log). Every table of every variant, read whole (`read_variant_table`: the shared run
+stores of each variant only what differs from the baseline; `--no-share` stores every
+variant whole), must be identical, row for row.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from pyspark.sql import types as T
 
 from jobs.replay.job import main as replay_main
 from jobs.sim.cli import write_log
+from jobs.store.variant_rows import read_variant_table, stored_rows
 from jobs.whatif.job import main as whatif_main
 from schemas.whatif import IMPACT_TABLES, WHATIF_TABLES
 from tests.helpers.event_log import ARROW_EVENT_SCHEMA
@@ -67,7 +70,7 @@ fail_each_broker = {{ at = "{mid}", for = "10m" }}
 def test_every_table_of_every_variant_is_the_same(spark: Any, outs: dict[str, Path],
                                                  table: str) -> None:
     def read(name: str) -> Any:
-        df = spark.read.parquet(str(outs[name] / table)).drop("run_id")
+        df = read_variant_table(spark, str(outs[name]), table, "sweep").drop("run_id")
         df = df.drop(*CLOCKS) if table == "run_summary" else df
         df = df.drop(*SHARING) if table == "whatif_impact" else df
         # Maps cannot be sorted on: compared as their sorted entries.
@@ -82,6 +85,22 @@ def test_every_table_of_every_variant_is_the_same(spark: Any, outs: dict[str, Pa
         variants = {r["variant"] for r in shared.select("variant").distinct().collect()}
         assert {"baseline", "nothing", "late-drop", "shutdown-1"} <= variants
         assert sum(v.startswith("fail-broker-") for v in variants) >= 3
+
+
+def test_the_shared_run_stores_less(spark: Any, outs: dict[str, Path]) -> None:
+    """The variants take what they share from the baseline's rows: the shared run stores
+    fewer rows than `--no-share`, and its `whatif_sharing` names a group of every variant
+    but the baseline (and none with `--no-share`)."""
+    def stored(name: str) -> int:
+        return sum(stored_rows(spark, str(outs[name]), t, "sweep").count()
+                   for t in ("state_changes", "partition_states", "partition_windows"))
+
+    assert stored("shared") < 0.8 * stored("alone")
+    sharing = stored_rows(spark, str(outs["shared"]), "whatif_sharing", "sweep")
+    variants = {r["variant"] for r in sharing.select("variant").distinct().collect()}
+    assert "baseline" not in variants and {"nothing", "late-drop", "shutdown-1"} <= variants
+    assert {r["base"] for r in sharing.select("base").distinct().collect()} == {"baseline"}
+    assert stored_rows(spark, str(outs["alone"]), "whatif_sharing", "sweep").count() == 0
 
 
 def test_each_variant_says_what_it_replayed(spark: Any, outs: dict[str, Path]) -> None:
@@ -128,27 +147,27 @@ inject = [{ after_seq = 40, event_type = "BrokerFailure", broker_id = 1 }]
                             str(tmp_path / out), *extra], spark=spark) == 0
     assert replay_main([*common, "--out", str(tmp_path / "replay")], spark=spark) == 0
     counts = ["rows_read", "rows_applied", "rows_duplicate", "rows_quarantined"]
+    def read(out: str, table: str) -> Any:
+        return read_variant_table(spark, str(tmp_path / out), table, "bad").drop("run_id")
+
     for table, columns in (("quarantine", None), ("run_summary", counts)):
         replayed = spark.read.parquet(str(tmp_path / "replay" / table)).drop("run_id")
-        whatif = spark.read.parquet(str(tmp_path / "whatif" / table)) \
-            .where(F.col("variant") == "baseline").drop("variant", "run_id")
+        whatif = read("whatif", table).where(F.col("variant") == "baseline").drop("variant")
         if columns is not None:
             replayed, whatif = replayed.select(*columns), whatif.select(*columns)
         assert_df_equality(whatif.select(*replayed.columns), replayed, ignore_row_order=True,
                            ignore_nullable=True)
-    summary = {r["variant"]: r for r in
-               spark.read.parquet(str(tmp_path / "whatif" / "run_summary")).collect()}
+    summary = {r["variant"]: r for r in read("whatif", "run_summary").collect()}
     assert summary["baseline"]["rows_quarantined"] > 0
     assert summary["fail-1"]["rows_quarantined"] == summary["baseline"]["rows_quarantined"]
-    dropped_bad = spark.read.parquet(str(tmp_path / "whatif" / "quarantine")) \
+    dropped_bad = read("whatif", "quarantine") \
         .where((F.col("variant") == "baseline") & (F.col("event_type") == "IsrChanged")) \
         .count()
     assert summary["no-isr-changes"]["rows_quarantined"] == \
         summary["baseline"]["rows_quarantined"] - dropped_bad
     # --no-share judges every variant's rows as the shared run does.
     for table, columns in (("quarantine", None), ("run_summary", ["variant", *counts])):
-        shared, alone = (spark.read.parquet(str(tmp_path / out / table)).drop("run_id")
-                         for out in ("whatif", "alone"))
+        shared, alone = (read(out, table) for out in ("whatif", "alone"))
         if columns is not None:
             shared, alone = shared.select(*columns), alone.select(*columns)
         assert_df_equality(alone, shared.select(*alone.columns), ignore_row_order=True,

@@ -1,6 +1,9 @@
 """The shared fold without Spark: on the simulated `sample` log, every variant's rows from
-`fold_shared` (the prefix folded once, each variant from its cut) equal the rows of that
-variant's events replayed on their own, list for list and in order, in every group."""
+`fold_shared` (the prefix folded once, each variant from its cut), read whole by the rule of
+`jobs.whatif.differences` (the reference's rows before its cut, or all of them, plus its
+own; its state rows stored as their difference from the reference's), equal the rows of
+that variant's events replayed on their own, in every group: the per-event lists in order,
+the state lists as sets."""
 
 from __future__ import annotations
 
@@ -15,6 +18,7 @@ import pytest
 from jobs.bench.core import group_log, read_log
 from jobs.engine.group_rows import fold_order
 from jobs.sim.cli import write_log
+from jobs.whatif.differences import state_difference, with_base
 from jobs.whatif.facts import facts_from_arrow
 from jobs.whatif.plan import VariantPlan, resolve
 from jobs.whatif.scenario import parse_scenario
@@ -76,6 +80,28 @@ def collect(into: dict[str, list[Any]], out: Outputs) -> None:
         into.setdefault(table, []).extend(getattr(out, table))
 
 
+def whole_rows(mine: dict[str, list[Any]], base: dict[str, list[Any]], base_out: Outputs,
+               f: Any) -> None:
+    """A variant's rows of the group read whole: the reference's rows it takes, then its
+    own; its state as stored (the difference from the reference's) over the reference's."""
+    if not f.whole and f.before is None:  # it shares nothing: its rows are its own
+        for table in TABLES[:2]:
+            mine[table] = list(getattr(f.out, table))
+        return
+    for table in EVENT_TABLES:
+        mine[table] = with_base(table, base.get(table, []), mine.get(table, []), f.before)
+    stored = state_difference([], [], [], []) if f.whole else state_difference(
+        base_out.partition_states, base_out.replica_states, f.out.partition_states,
+        f.out.replica_states)
+    overridden = {(r.topic, r.partition) for r in (*stored.partition_states,
+                                                   *stored.replica_states)}
+    overridden.update(stored.removed)
+    mine["partition_states"] = with_base("partition_states", base_out.partition_states,
+                                         stored.partition_states, None, overridden)
+    mine["replica_states"] = with_base("replica_states", base_out.replica_states,
+                                       stored.replica_states, None, overridden)
+
+
 def shared_equals_alone(variants: list[VariantInput], groups: Any) -> dict[str, int | None]:
     """Asserts the equality in every bucket; returns each variant's cut in one bucket."""
     cuts: dict[str, int | None] = {}
@@ -88,20 +114,29 @@ def shared_equals_alone(variants: list[VariantInput], groups: Any) -> dict[str, 
                 collect(got[name], out)
 
         forked = fold_shared(lambda rows=rows: iter(rows), variants, bucket, BUCKETS, emit)
+        ref = forked[variants[0].composite]
         for v in variants:
             injected = v.injected_in(bucket, BUCKETS)
             alone_state, alone = replay(None, list(v.events(rows, injected)), v.timeline,
                                         v.config, until=v.horizon)
+            f = forked[v.composite]
             mine = got[v.composite]
-            collect(mine, forked[v.composite].out)
-            for table in TABLES[:2]:
-                mine[table] = list(getattr(forked[v.composite].out, table))
-            for table in TABLES:
+            collect(mine, f.out)
+            if v is not variants[0]:
+                assert not (f.whole and f.out.event_rows())  # a whole group: nothing own
+                whole_rows(mine, got[variants[0].composite], ref.out, f)
+            else:
+                for table in TABLES[:2]:
+                    mine[table] = list(getattr(f.out, table))
+            for table in EVENT_TABLES:
                 assert mine.get(table, []) == getattr(alone, table), (v.composite, bucket,
                                                                       table)
-            assert forked[v.composite].out.applied == alone.applied
-            assert forked[v.composite].state.watermark == alone_state.watermark
-            assert forked[v.composite].state.thaw().keys() == alone_state.thaw().keys()
+            for table in TABLES[:2]:
+                assert sorted(mine[table]) == sorted(getattr(alone, table)), (
+                    v.composite, bucket, table)
+            assert f.out.applied == alone.applied
+            assert f.state.watermark == alone_state.watermark
+            assert f.state.thaw().keys() == alone_state.thaw().keys()
             cuts[v.composite] = divergence(lambda rows=rows: iter(rows), variants[0], v,
                                            variants[0].injected_in(bucket, BUCKETS), injected)
     return cuts

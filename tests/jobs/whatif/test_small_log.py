@@ -23,6 +23,7 @@ from typing import Any
 import pytest
 from pyspark.sql import functions as F
 
+from jobs.store.variant_rows import read_variant_table
 from jobs.whatif.job import main
 from schemas.whatif import WHATIF_IMPACT, WHATIF_TABLES
 
@@ -97,12 +98,13 @@ def test_unclean_config_and_topic_config(spark: Any, out: Path) -> None:
 
 def test_tables_carry_the_variant_after_the_cluster(spark: Any, out: Path) -> None:
     for table in ("partition_states", "findings", "run_summary", "broker_timeline"):
-        df = spark.read.schema(WHATIF_TABLES[table]).parquet(str(out / table))
-        assert df.columns[:2] == ["cluster", "variant"]  # run_id: the partition column
+        df = read_variant_table(spark, str(out), table, "small")
+        assert df.columns == WHATIF_TABLES[table].fieldNames()
+        assert df.columns[:3] == ["cluster", "variant", "run_id"]
         assert {r["cluster"] for r in df.select("cluster").distinct().collect()} == {"default"}
     impact_df = spark.read.parquet(str(out / "whatif_impact"))
     assert sorted(impact_df.columns) == sorted(WHATIF_IMPACT.fieldNames())
-    findings = spark.read.parquet(str(out / "findings")).where(
+    findings = read_variant_table(spark, str(out), "findings", "small").where(
         F.col("kind") == "unclean_leader_election")
     assert {(r["variant"], r["topic"], r["seq"]) for r in findings.collect()} == {
         ("unclean-all", "b", 12), ("unclean-all", "e", 12), ("unclean-b", "b", 12)}

@@ -1,0 +1,195 @@
+"""The what-if's tables built on the driver after its query, when the workers have written
+the variants' rows in the what-if's own columns (`jobs.whatif.variant_files`): the
+`whatif_sharing` rows they staged, the timelines, and each variant's `incidents` and
+`run_summary`, rolled up over its whole windows and findings, read through
+`jobs.store.variant_rows_arrow` (the rows it shares with its base included), a bounded
+number of variants at a time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from datetime import datetime
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from jobs.engine.codec import rows_to_record_batch
+from jobs.engine.incidents_table import incident_batches, run_incidents
+from jobs.engine.offline_rollup import Rollup, Window, window_sums
+from jobs.engine.run_summary import summary_batches
+from jobs.engine.timeline import timeline_rows
+from jobs.store.filesystem import delete_path, list_names, opened, path_exists, rename_path
+from jobs.store.layout import OutLayout, partition_path
+from jobs.store.ledger import BatchCounts
+from jobs.store.tables import WRITE_OPTIONS
+from jobs.store.variant_rows_arrow import arrow_variant_table
+from jobs.whatif.variant_files import SHARING, variant_file_schema
+from schemas.tables import TIMELINE_TABLES
+from schemas.whatif import VARIANT_SEPARATOR, WHATIF_TABLES
+from statemachine.cluster import ClusterTimeline
+from statemachine.incidents import UNCLEAN_ELECTION, Election
+from statemachine.model import INCIDENT_KINDS, OFFLINE
+from statemachine.rows import PartitionWindowRow
+
+# Variants whose whole windows are read at once: the driver holds theirs only.
+VARIANTS_PER_READ = 32
+WINDOW_COLUMNS = list(PartitionWindowRow._fields)
+TIMES = ("start_ts", "end_ts")
+
+
+def write_variant_partition(out_dir: str, table: str, run_id: str,
+                            data: pa.Table | None) -> int:
+    """Replace this run's partition of a what-if table with `data` (every column but
+    `run_id`; none: an empty file with the schema). Returns the rows."""
+    schema = variant_file_schema(table)
+    body = schema.empty_table() if data is None else data.select(schema.names).cast(schema)
+    target = partition_path(out_dir, table, run_id)
+    delete_path(target)
+    filesystem, directory = opened(target)
+    filesystem.create_dir(directory, recursive=True)
+    pq.write_table(body.combine_chunks(), f"{directory}/part-00000.parquet",
+                   filesystem=filesystem, **WRITE_OPTIONS)
+    return int(body.num_rows)
+
+
+def split_composite(batches: Sequence[pa.RecordBatch]) -> pa.Table | None:
+    """Rows of a replay table keyed by composite clusters -> the what-if's columns."""
+    if not batches:
+        return None
+    rows = pa.Table.from_batches(batches)
+    composite = rows.column("cluster").to_pylist()
+    parts = [c.split(VARIANT_SEPARATOR, 1) for c in composite]
+    return rows.set_column(0, "cluster", pa.array([p[0] for p in parts], pa.string())) \
+        .append_column("variant", pa.array([p[1] for p in parts], pa.string()))
+
+
+def write_timelines(timelines: dict[str, ClusterTimeline], staging: str, run_id: str) -> None:
+    """Each variant's broker and controller timelines (keyed by composite cluster)."""
+    batches: dict[str, list[pa.RecordBatch]] = {table: [] for table in TIMELINE_TABLES}
+    for key, timeline in sorted(timelines.items()):
+        for table, rows in timeline_rows(timeline).items():
+            batches[table].append(rows_to_record_batch(table, key, run_id, rows))
+    for table in TIMELINE_TABLES:
+        write_variant_partition(staging, table, run_id, split_composite(batches[table]))
+
+
+def publish_sharing(staging: str, run_id: str) -> pa.Table:
+    """The `whatif_sharing` rows the workers staged, moved into the run's partition (an
+    empty one when no variant shares a group); returns them."""
+    layout = OutLayout(staging)
+    staged, target = layout.staged_run(SHARING, run_id), partition_path(staging, SHARING,
+                                                                          run_id)
+    delete_path(target)
+    batches = [f"{staged}/{name}" for name in list_names(staged)] if path_exists(staged) \
+        else []
+    files = [f"{b}/{name}" for b in batches for name in list_names(b)]
+    if not files:
+        write_variant_partition(staging, SHARING, run_id, None)
+    else:
+        for n, path in enumerate(files):
+            rename_path(path, f"{target}/part-{n:05d}.parquet")
+    delete_path(layout.staging(SHARING))
+    return _read(target)
+
+
+def _read(partition: str) -> pa.Table:
+    filesystem, directory = opened(partition)
+    return pq.read_table(directory, filesystem=filesystem,
+                         schema=variant_file_schema(SHARING))
+
+
+def add_shared_rows(counts: BatchCounts, sharing: pa.Table) -> None:
+    """A variant's `rows_written` counts its whole tables: the rows it shares too."""
+    for row in sharing.to_pylist():
+        key = f"{row['cluster']}{VARIANT_SEPARATOR}{row['variant']}"
+        for table, n in row["rows_shared"] or []:
+            counts[key].rows_written[table] += n
+
+
+def ensure_partitions(staging: str, run_id: str) -> None:
+    """Every what-if table has this run's partition in its own columns: a table no group
+    wrote rows to has the replay's empty file, replaced by an empty what-if one."""
+    for table in WHATIF_TABLES:
+        partition = partition_path(staging, table, run_id)
+        if not path_exists(partition) or not _has_variant(partition):
+            write_variant_partition(staging, table, run_id, None)
+
+
+def _has_variant(partition: str) -> bool:
+    filesystem, directory = opened(partition)
+    names = [n for n in list_names(partition) if n.endswith(".parquet")]
+    return not names or "variant" in pq.read_schema(f"{directory}/{names[0]}",
+                                                    filesystem=filesystem).names
+
+
+def _chunks(keys: Sequence[str]) -> Iterator[tuple[list[str], list[str]]]:
+    """(composite keys, their variants' names), VARIANTS_PER_READ variants at a time."""
+    names = sorted({k.split(VARIANT_SEPARATOR, 1)[1] for k in keys})
+    for start in range(0, len(names), VARIANTS_PER_READ):
+        part = set(names[start:start + VARIANTS_PER_READ])
+        yield [k for k in keys if k.split(VARIANT_SEPARATOR, 1)[1] in part], sorted(part)
+
+
+def _key(cluster: pa.ChunkedArray, variant: pa.ChunkedArray) -> list[str]:
+    keys: list[str] = pc.binary_join_element_wise(cluster, variant,
+                                                  VARIANT_SEPARATOR).to_pylist()
+    return keys
+
+
+def _micros(column: pa.ChunkedArray) -> list[int | None]:
+    values: list[int | None] = pc.cast(column, pa.int64()).to_pylist()
+    return values
+
+
+def offline_rollups(staging: str, run_id: str, counts: BatchCounts) -> dict[str, Rollup]:
+    """Per variant and cluster, `jobs.engine.offline_rollup` of its whole offline windows:
+    each variant is a whole log replayed afresh, its period the whole log."""
+    rollups = {k: Rollup(c.last_ts) for k, c in counts.items() if c.last_ts >= 0}
+    for keys, names in _chunks(sorted(rollups)):
+        rows = arrow_variant_table(staging, "partition_windows", run_id, names,
+                                   pc.field("kind") == OFFLINE,
+                                   ["cluster", "variant", "topic", "cause_broker", *TIMES])
+        columns = [_key(rows.column("cluster"), rows.column("variant")),
+                   rows.column("topic").to_pylist(), rows.column("cause_broker").to_pylist(),
+                   *(_micros(rows.column(t)) for t in TIMES)]
+        windows = [Window(*w) for w in zip(*columns, strict=True)]
+        part = {k: rollups[k] for k in keys}
+        for attr, key, name, us in window_sums(windows, {}, part):
+            getattr(part[key], attr)[name] = round(us / 1e6, 6)
+    for rollup in rollups.values():
+        rollup.seconds = round(sum(rollup.by_topic.values()), 6)
+    return rollups
+
+
+def write_incidents(staging: str, run_id: str, as_of: dict[str, int | None]) -> int:
+    """Each variant's `incidents`, rolled up over its whole windows and elections."""
+    found = {}
+    for keys, names in _chunks(sorted(as_of)):
+        windows = arrow_variant_table(staging, "partition_windows", run_id, names,
+                                      pc.field("kind").isin(sorted(INCIDENT_KINDS)),
+                                      ["cluster", "variant", *WINDOW_COLUMNS])
+        columns = [_micros(windows.column(c)) if c in TIMES else windows.column(c).to_pylist()
+                   for c in WINDOW_COLUMNS]
+        reads = [(k, run_id, PartitionWindowRow(*w)) for k, *w in zip(
+            _key(windows.column("cluster"), windows.column("variant")), *columns,
+            strict=True)]
+        unclean = arrow_variant_table(staging, "findings", run_id, names,
+                                      pc.field("kind") == UNCLEAN_ELECTION,
+                                      ["cluster", "variant", "seq", "topic", "partition"])
+        elections = [(k, Election(s, t, p)) for k, s, t, p in zip(
+            _key(unclean.column("cluster"), unclean.column("variant")),
+            unclean.column("seq").to_pylist(), unclean.column("topic").to_pylist(),
+            unclean.column("partition").to_pylist(), strict=True)
+            if s is not None and t is not None and p is not None]
+        found.update(run_incidents(reads, elections, run_id, {k: as_of[k] for k in keys}))
+    return write_variant_partition(staging, "incidents", run_id,
+                                   split_composite(incident_batches(found, run_id)))
+
+
+def write_summary(staging: str, run_id: str, counts: BatchCounts, rollups: dict[str, Rollup],
+                  batches: int, buckets: int, started_at: datetime,
+                  finished_at: datetime) -> None:
+    write_variant_partition(staging, "run_summary", run_id, split_composite(summary_batches(
+        counts, rollups, batches, run_id, buckets, started_at, finished_at, {})))
