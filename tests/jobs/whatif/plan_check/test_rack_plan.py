@@ -1,0 +1,161 @@
+"""A plan checked against a small cluster's state, derived by hand (pure: pyarrow + core).
+
+Six brokers on three racks, a = {1, 2}, b = {3, 4}, c = {5, 6}, min.insync.replicas 2:
+
+    orders-0  replicas [1, 3, 5]  leader 1  isr [1, 3, 5]
+    orders-1  replicas [2, 4, 6]  leader 2  isr [2, 4, 6]
+    clicks-0  replicas [1, 2]     leader 1  isr [1, 2]     (both replicas on rack a)
+    clicks-1  replicas [3, 5]     leader 3  isr [3, 5]
+    clicks-2  replicas [4, 1]     leader 4  isr [4, 1]
+
+The plan: 1. shut down rack a; 2. fail broker 3; 3. restart rack a; 4. min.insync.replicas
+of orders to 3. By Kafka's rules (`KafkaController.doControlledShutdown` moves a leadership
+to another live ISR member, `onBrokerFailure` shrinks the ISR and elects from the live ISR;
+3.7.1):
+
+* step 1: clicks-0 has no replica left outside rack a: OFFLINE. clicks-2 keeps [4]: under
+  min ISR. orders-0 keeps [3, 5], orders-1 [4, 6]: at min ISR, fine.
+* step 2: orders-0 keeps [5] and clicks-1 keeps [5]: both under min ISR.
+* step 3: rack a back, its replicas rejoin the ISR of the partitions with a leader: orders-0
+  [5, 1]; nothing new goes wrong.
+* step 4: orders-0 has 2 in-sync replicas, its new min ISR is 3: under min ISR.
+
+Advice: no reorder keeps clicks-0 online (rack a goes down whatever the order), so a
+replica moves first: replica 1 to broker 4, the first broker the plan keeps alive on
+another rack (b) -> [4, 2]. clicks-1 at step 2: replica 3 to broker 4 -> [4, 5].
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from jobs.whatif.job import main
+from jobs.whatif.plan_check.check import OFFLINE, REASSIGN_FIRST, UNDER_MIN_ISR
+from schemas.arrow import arrow_schema
+from schemas.tables import TABLES
+
+PARTS = [("orders", 0, 1, [1, 3, 5]), ("orders", 1, 2, [2, 4, 6]), ("clicks", 0, 1, [1, 2]),
+         ("clicks", 1, 3, [3, 5]), ("clicks", 2, 4, [4, 1])]
+PLAN = """
+[racks]
+1 = "a"
+2 = "a"
+3 = "b"
+4 = "b"
+5 = "c"
+6 = "c"
+
+[settings]
+min_insync_replicas = 2
+
+[[step]]
+name = "patch rack a"
+action = "shutdown"
+rack = "a"
+
+[[step]]
+action = "fail"
+brokers = [3]
+
+[[step]]
+action = "restart"
+rack = "a"
+
+[[step]]
+action = "config"
+topic = "orders"
+min_insync_replicas = 3
+"""
+
+
+def _write(out: Path, table: str, rows: list[dict[str, object]], run: str = "night-1") -> None:
+    where = out / table / f"run_id={run}"
+    where.mkdir(parents=True)
+    schema = arrow_schema(TABLES[table])
+    full = [{f: r.get(f) for f in schema.names} | {"cluster": "default", "run_id": run}
+            for r in rows]
+    pq.write_table(pa.Table.from_pylist(full, schema=schema).drop_columns(["run_id"]),
+                   str(where / "part-0.parquet"))
+
+
+def zookeeper_tables(out: Path) -> Path:
+    """The tables a ZooKeeper-mode replay of this cluster writes (the columns the state
+    is read from)."""
+    _write(out, "partition_states", [
+        {"topic": t, "partition": p, "state": "OnlinePartition", "leader": leader,
+         "leader_epoch": 4, "isr": replicas, "replicas": replicas, "adding_replicas": [],
+         "removing_replicas": [], "zk_version": 7, "controller_epoch": 3,
+         "leader_recovery_state": "RECOVERED", "queued_for_deletion": False, "last_seq": 90}
+        for t, p, leader, replicas in PARTS])
+    _write(out, "broker_timeline", [{"broker_id": b, "status": "live", "seq_from": 1}
+                                    for b in range(1, 7)])
+    _write(out, "run_summary", [{"rows_read": 1}])
+    return out
+
+
+@pytest.fixture
+def plan_file(tmp_path: Path) -> Path:
+    path = tmp_path / "rack-a.toml"
+    path.write_text(PLAN)
+    return path
+
+
+def _rows(out: Path) -> list[dict[str, object]]:
+    return pq.read_table(out / "plan_check" / "run_id=rack-a").to_pylist()
+
+
+def test_zookeeper_tables_hand_derived(tmp_path: Path, plan_file: Path,
+                                      capsys: pytest.CaptureFixture[str]) -> None:
+    state = zookeeper_tables(tmp_path / "tables")
+    code = main(["--from-state", str(state), "--plan", str(plan_file),
+                 "--out", str(tmp_path / "plan")])
+    assert code == 1  # step 1 takes clicks-0 offline
+    rows = _rows(tmp_path / "plan")
+    found = {(r["step"], r["topic"], r["partition"], r["finding"]) for r in rows}
+    assert found == {(1, "clicks", 0, OFFLINE), (1, "clicks", 2, UNDER_MIN_ISR),
+                     (2, "orders", 0, UNDER_MIN_ISR), (2, "clicks", 1, UNDER_MIN_ISR),
+                     (4, "orders", 0, UNDER_MIN_ISR)}
+    assert [r["rank"] for r in rows] == list(range(1, 6))
+    first = rows[0]
+    assert (first["topic"], first["partition"], first["finding"]) == ("clicks", 0, OFFLINE)
+    assert first["advice_kind"] == REASSIGN_FIRST
+    assert "to [4, 2]" in str(first["advice"]) and "broker 4 (rack b)" in str(first["advice"])
+    clicks1 = next(r for r in rows if (r["topic"], r["partition"]) == ("clicks", 1))
+    assert clicks1["isr_after"] == [5] and "to [4, 5]" in str(clicks1["advice"])
+    step4 = next(r for r in rows if r["step"] == 4)
+    assert step4["min_insync_replicas"] == 3 and sorted(step4["isr_after"]) == [1, 5]
+    printed = capsys.readouterr().out
+    assert "verdict: NOT SAFE: 1 partition(s) taken offline by step(s) [1]" in printed
+
+
+def test_plan_without_rack_a_twice_is_safe(tmp_path: Path) -> None:
+    """Failing broker 6 alone leaves every partition a live ISR member and 2 in-sync
+    replicas where it had 3 (orders-1): exit 0, no row."""
+    state = zookeeper_tables(tmp_path / "tables")
+    plan = tmp_path / "safe.toml"
+    plan.write_text('[settings]\nmin_insync_replicas = 2\n[[step]]\naction = "fail"\n'
+                    "brokers = [6]\n")
+    assert main(["--from-state", str(state), "--plan", str(plan), "--out",
+                 str(tmp_path / "plan")]) == 0
+    assert pq.read_table(tmp_path / "plan" / "plan_check" / "run_id=safe").num_rows == 0
+
+
+def test_bad_plan_is_one_line_exit_2(tmp_path: Path,
+                                    capsys: pytest.CaptureFixture[str]) -> None:
+    state = zookeeper_tables(tmp_path / "tables")
+    plan = tmp_path / "bad.toml"
+    for text, says in [
+        ('[[step]]\naction = "explode"\nbrokers = [1]\n', "action must be one of"),
+        ('[[step]]\naction = "fail"\nrack = "z"\n', "has no broker"),
+        ('[[step]]\naction = "fail"\nbrokers = [99]\n', "is not in the state"),
+        ("[[step]\n", "not TOML"),
+        ("", "no [[step]]"),
+    ]:
+        plan.write_text(text)
+        assert main(["--from-state", str(state), "--plan", str(plan)]) == 2, text
+        err = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
+        assert len(err) == 1 and says in err[0], (text, err)
