@@ -34,7 +34,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from jobs.whatif.job import main
-from jobs.whatif.plan_check.check import OFFLINE, REASSIGN_FIRST, UNDER_MIN_ISR
+from jobs.whatif.plan_check.check import OFFLINE, REASSIGN_FIRST, REORDER, UNDER_MIN_ISR
 from schemas.arrow import arrow_schema
 from schemas.tables import TABLES
 
@@ -159,3 +159,24 @@ def test_bad_plan_is_one_line_exit_2(tmp_path: Path,
         assert main(["--from-state", str(state), "--plan", str(plan)]) == 2, text
         err = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
         assert len(err) == 1 and says in err[0], (text, err)
+
+
+def test_a_rolling_restart_out_of_order_gets_a_reorder(tmp_path: Path) -> None:
+    """Shut down broker 1, shut down broker 2, restart broker 1: clicks-0 ([1, 2]) keeps
+    broker 2 after step 1 and nothing after step 2: offline at step 2. Restarting broker 1
+    before step 2 gives it back a replica in its ISR ([2, 1]), and `doControlledShutdown`
+    of broker 2 then moves the leadership to 1: the advice is that reorder."""
+    state = zookeeper_tables(tmp_path / "tables")
+    plan = tmp_path / "rolling.toml"
+    plan.write_text('[[step]]\naction = "shutdown"\nbrokers = [1]\n'
+                    '[[step]]\naction = "shutdown"\nbrokers = [2]\n'
+                    '[[step]]\naction = "restart"\nbrokers = [1]\n')
+    assert main(["--from-state", str(state), "--plan", str(plan), "--out",
+                 str(tmp_path / "plan")]) == 1
+    rows = pq.read_table(tmp_path / "plan" / "plan_check" / "run_id=rolling").to_pylist()
+    offline = [r for r in rows if r["finding"] == OFFLINE]
+    assert [(r["step"], r["topic"], r["partition"]) for r in offline] == [(2, "clicks", 0)]
+    assert offline[0]["advice_kind"] == REORDER
+    assert str(offline[0]["advice"]).startswith(
+        "move step 3 (restart broker 1) before step 2 (shutdown broker 2): keeps clicks-0 "
+        "online; that plan takes 0 partition(s) offline")
