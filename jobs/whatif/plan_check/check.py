@@ -194,7 +194,7 @@ class _Advisor:
         return None
 
 
-def _advise(findings: list[Finding], advisor: _Advisor) -> list[Finding]:
+def _advise(findings: list[Finding], advisor: _Advisor, reassign: bool) -> list[Finding]:
     hurting = {f.step.number - 1 for f in findings}
     tried = advisor.reorders(hurting)
     out = []
@@ -211,7 +211,7 @@ def _advise(findings: list[Finding], advisor: _Advisor) -> list[Finding]:
                                f"{advisor.base_offline})", advice_kind=REORDER))
             continue
         advice = None
-        if reassigned < MAX_REASSIGN_ADVICE:
+        if reassign and reassigned < MAX_REASSIGN_ADVICE:
             reassigned += 1
             advice = advisor.reassign_first(f)
         out.append(replace(f, advice=advice, advice_kind=REASSIGN_FIRST if advice else None))
@@ -230,7 +230,10 @@ def rank(findings: list[Finding]) -> list[Finding]:
                                            f.step.number, f.topic, f.partition))
 
 
-def check_plan(state: StartState, plan: Plan, run: Runner) -> PlanCheck:
+def check_plan(state: StartState, plan: Plan, run: Runner,
+               reassign_advice: bool = True) -> PlanCheck:
+    """The plan run through `run`; `reassign_advice` False where `run` drives no
+    reassignment (a KRaft image)."""
     snapshots = run(state, plan.settings, plan.steps)
     found = findings_of(plan, plan.steps, snapshots)
     min_isr = min_isr_by_step(plan, plan.steps)[0]
@@ -240,6 +243,6 @@ def check_plan(state: StartState, plan: Plan, run: Runner) -> PlanCheck:
                          if not start[k].offline and len(start[k].isr) < min_isr(k[0]))
     base_offline = len({(f.topic, f.partition) for f in found if f.kind == OFFLINE})
     advisor = _Advisor(state, plan, run, base_offline, runs=1)
-    advised = _advise(found, advisor) if found else []
+    advised = _advise(found, advisor, reassign_advice) if found else []
     return PlanCheck(state, plan, tuple(rank(advised)), offline_before, under_before,
                      advisor.runs)

@@ -53,7 +53,7 @@ from pathlib import Path
 from jobs.common.cli import command_parser
 from jobs.common.exitcodes import CHECK_FAILED, OK
 from jobs.store.filesystem import run_id_problem
-from jobs.whatif.plan_check import zookeeper
+from jobs.whatif.plan_check import kraft, zookeeper
 from jobs.whatif.plan_check.check import Runner, check_plan
 from jobs.whatif.plan_check.plan_file import CONFIG, REASSIGN, Plan, PlanError, load_plan
 from jobs.whatif.plan_check.printed import plan_check_text
@@ -117,11 +117,8 @@ def main(argv: list[str]) -> int:
     checked_against(plan, state)
     log.info(f"state: run {state.run_id}, {len(state.partitions)} partitions, "
              f"{state.mode} tables, read in {time.perf_counter() - started:.1f}s")
-    if state.mode == KRAFT:
-        raise PlanError(f"--from-state {state.out_dir}: a KRaft replay's tables are not "
-                        "checked yet; give a ZooKeeper-mode replay's")
-    runner: Runner = zookeeper.run_steps
-    result = check_plan(state, plan, runner)
+    runner: Runner = kraft.run_steps if state.mode == KRAFT else zookeeper.run_steps
+    result = check_plan(state, plan, runner, reassign_advice=state.mode != KRAFT)
     log.info(f"check: {result.plans_run} plan run(s) in {time.perf_counter() - started:.1f}s")
     print(plan_check_text(result), flush=True)
     if args.out:

@@ -36,7 +36,7 @@ import pytest
 from jobs.whatif.job import main
 from jobs.whatif.plan_check.check import OFFLINE, REASSIGN_FIRST, REORDER, UNDER_MIN_ISR
 from schemas.arrow import arrow_schema
-from schemas.tables import TABLES
+from schemas.tables import KRAFT_TABLES, TABLES
 
 PARTS = [("orders", 0, 1, [1, 3, 5]), ("orders", 1, 2, [2, 4, 6]), ("clicks", 0, 1, [1, 2]),
          ("clicks", 1, 3, [3, 5]), ("clicks", 2, 4, [4, 1])]
@@ -75,7 +75,7 @@ min_insync_replicas = 3
 def _write(out: Path, table: str, rows: list[dict[str, object]], run: str = "night-1") -> None:
     where = out / table / f"run_id={run}"
     where.mkdir(parents=True)
-    schema = arrow_schema(TABLES[table])
+    schema = arrow_schema({**TABLES, **KRAFT_TABLES}[table])
     full = [{f: r.get(f) for f in schema.names} | {"cluster": "default", "run_id": run}
             for r in rows]
     pq.write_table(pa.Table.from_pylist(full, schema=schema).drop_columns(["run_id"]),
@@ -94,6 +94,15 @@ def zookeeper_tables(out: Path) -> Path:
     _write(out, "broker_timeline", [{"broker_id": b, "status": "live", "seq_from": 1}
                                     for b in range(1, 7)])
     _write(out, "run_summary", [{"rows_read": 1}])
+    return out
+
+
+def kraft_tables(out: Path) -> Path:
+    """The same cluster as a KRaft replay writes it: the same partition_states (its
+    zk_version the partition epoch), and a metadata_writes table, which tells it apart."""
+    zookeeper_tables(out)
+    _write(out, "metadata_writes", [{"seq": 1, "record_type": "RegisterBrokerRecord",
+                                     "broker_id": 1}])
     return out
 
 
@@ -159,6 +168,12 @@ def test_bad_plan_is_one_line_exit_2(tmp_path: Path,
         assert main(["--from-state", str(state), "--plan", str(plan)]) == 2, text
         err = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
         assert len(err) == 1 and says in err[0], (text, err)
+    kraft = kraft_tables(tmp_path / "kraft")
+    plan.write_text('[[step]]\naction = "reassign"\ntopic = "clicks"\npartition = 0\n'
+                    "replicas = [3, 4]\n")
+    assert main(["--from-state", str(kraft), "--plan", str(plan)]) == 2
+    err = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
+    assert len(err) == 1 and "reassign steps are checked on ZooKeeper-mode tables" in err[0]
 
 
 def test_a_rolling_restart_out_of_order_gets_a_reorder(tmp_path: Path) -> None:
@@ -180,3 +195,45 @@ def test_a_rolling_restart_out_of_order_gets_a_reorder(tmp_path: Path) -> None:
     assert str(offline[0]["advice"]).startswith(
         "move step 3 (restart broker 1) before step 2 (shutdown broker 2): keeps clicks-0 "
         "online; that plan takes 0 partition(s) offline")
+
+
+def test_kraft_tables_hand_derived(tmp_path: Path, plan_file: Path,
+                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """The same plan on the KRaft image: `handleBrokerInControlledShutdown` takes broker 1
+    out of clicks-0's ISR and leadership (2 leads), then broker 2's takes the last one:
+    offline at step 1, and the same under-min-ISR rows as in ZooKeeper mode (the ISR shrink
+    and election from the live ISR are the same rule: `PartitionChangeBuilder`). Restarting
+    rack a gives clicks-0 its last ISR member back (`handleBrokerUnfenced` elects it), so
+    nothing new goes wrong at step 3. No reassignment is driven on a KRaft image, so the
+    offline partition gets no replica-move advice; no reorder saves it."""
+    state = kraft_tables(tmp_path / "tables")
+    code = main(["--from-state", str(state), "--plan", str(plan_file),
+                 "--out", str(tmp_path / "plan")])
+    assert code == 1
+    rows = _rows(tmp_path / "plan")
+    assert {r["mode"] for r in rows} == {"kraft"}
+    found = {(r["step"], r["topic"], r["partition"], r["finding"]) for r in rows}
+    assert found == {(1, "clicks", 0, OFFLINE), (1, "clicks", 2, UNDER_MIN_ISR),
+                     (2, "orders", 0, UNDER_MIN_ISR), (2, "clicks", 1, UNDER_MIN_ISR),
+                     (4, "orders", 0, UNDER_MIN_ISR)}
+    first = rows[0]
+    assert (first["topic"], first["partition"], first["leader_after"]) == ("clicks", 0, -1)
+    assert first["advice"] is None
+    assert "kraft tables" in capsys.readouterr().out
+
+
+def test_kraft_rolling_restart_out_of_order_gets_a_reorder(tmp_path: Path) -> None:
+    """The rolling restart out of order on the KRaft image: the same reorder saves clicks-0
+    (broker 1 unfenced and caught up before broker 2 shuts down)."""
+    state = kraft_tables(tmp_path / "tables")
+    plan = tmp_path / "rolling.toml"
+    plan.write_text('[[step]]\naction = "shutdown"\nbrokers = [1]\n'
+                    '[[step]]\naction = "shutdown"\nbrokers = [2]\n'
+                    '[[step]]\naction = "restart"\nbrokers = [1]\n')
+    assert main(["--from-state", str(state), "--plan", str(plan), "--out",
+                 str(tmp_path / "plan")]) == 1
+    rows = pq.read_table(tmp_path / "plan" / "plan_check" / "run_id=rolling").to_pylist()
+    offline = [r for r in rows if r["finding"] == OFFLINE]
+    assert [(r["step"], r["topic"], r["partition"]) for r in offline] == [(2, "clicks", 0)]
+    assert offline[0]["advice_kind"] == REORDER
+    assert str(offline[0]["advice"]).startswith("move step 3 (restart broker 1) before step 2")
