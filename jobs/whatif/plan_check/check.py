@@ -154,9 +154,11 @@ class _Advisor:
     base_offline: int
     runs: int = 0
 
-    def outcome(self, steps: Sequence[Step]) -> tuple[set[Key], set[Key]]:
+    def outcome(self, steps: Sequence[Step],
+                state: StartState | None = None) -> tuple[set[Key], set[Key]]:
         self.runs += 1
-        return _ever(self.plan, steps, self.run(self.state, self.plan.settings, steps))
+        state = state or self.state
+        return _ever(self.plan, steps, self.run(state, self.plan.settings, steps))
 
     def reorders(self, hurting: set[int]) -> list[tuple[str, set[Key], set[Key]]]:
         steps = self.plan.steps
@@ -178,13 +180,17 @@ class _Advisor:
         kept = sorted(self.state.live - {b for s in steps if s.action in (FAIL, SHUTDOWN)
                                          for b in s.brokers} - set(f.before.replicas))
         racks = self.plan.racks
+        # The core replays whole topics independently (`statemachine.replay`): the
+        # partition's own topic is all a replica move of it can change.
+        own = replace(self.state, partitions=tuple(
+            p for p in self.state.partitions if p.topic == f.topic))
         for r in taken[:2]:
             others = {racks.get(o) for o in f.before.replicas if o != r}
             for b in sorted(kept, key=lambda b: (racks.get(b) in others, b))[:2]:
                 replicas = tuple(b if x == r else x for x in f.before.replicas)
                 first = Step(0, "advice", REASSIGN, topic=f.topic, partition=f.partition,
                              replicas=replicas)
-                offline, under = self.outcome([first, *steps])
+                offline, under = self.outcome([first, *steps], own)
                 key = (f.topic, f.partition)
                 if key not in offline and (f.kind == OFFLINE or key not in under):
                     where = f" (rack {racks[b]})" if b in racks else ""

@@ -5,6 +5,7 @@ runs: the state tables are read with pyarrow and the plan drives the pure core.
 
     .venv/bin/python -m jobs.whatif --from-state out/tables --plan plans/rack-a.toml \\
         [--out out/plan] [--run-id ID] [--state-run-id RUN] [--cluster NAME]
+    .venv/bin/python -m jobs.whatif --from-state describe.txt --plan plans/rack-a.toml
 
 Exit code 1 when a step takes a partition offline, 0 otherwise (under min ISR is printed
 and listed, not a failure), 2 for a bad plan or state. A worked example of a plan file:
@@ -48,6 +49,7 @@ from __future__ import annotations
 import argparse
 import logging
 import time
+from dataclasses import replace
 from pathlib import Path
 
 from jobs.common.cli import command_parser
@@ -55,6 +57,7 @@ from jobs.common.exitcodes import CHECK_FAILED, OK
 from jobs.store.filesystem import run_id_problem
 from jobs.whatif.plan_check import kraft, zookeeper
 from jobs.whatif.plan_check.check import Runner, check_plan
+from jobs.whatif.plan_check.dump import read_dump_state
 from jobs.whatif.plan_check.plan_file import CONFIG, REASSIGN, Plan, PlanError, load_plan
 from jobs.whatif.plan_check.printed import plan_check_text
 from jobs.whatif.plan_check.state import KRAFT, StartState, read_start_state
@@ -73,7 +76,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p = command_parser("jobs.whatif", __doc__,
                        more=(__doc__ or "").split("\n\n", 1)[1], codes=(CHECK_FAILED,))
     p.add_argument(FLAG, required=True, metavar="OUT_DIR",
-                   help="a jobs.replay --out directory (ZooKeeper-mode or KRaft tables)")
+                   help="a jobs.replay --out directory (ZooKeeper-mode or KRaft tables), or "
+                   "a kafka-topics --describe output file (or a ZooKeeper partition-state "
+                   "dump): its leaders and ISR members are the live brokers")
     p.add_argument("--plan", required=True, help="the plan TOML ([racks], [settings], "
                    "[[step]])")
     p.add_argument("--out", help="write the plan_check table under this directory")
@@ -113,7 +118,9 @@ def main(argv: list[str]) -> int:
     if problem is not None:
         raise PlanError(problem)
     started = time.perf_counter()
-    state = read_start_state(args.from_state, args.state_run_id, args.cluster)
+    state = (read_dump_state(args.from_state) if Path(args.from_state).is_file()
+             else read_start_state(args.from_state, args.state_run_id, args.cluster))
+    plan = replace(plan, settings=plan.settings.under(state.topic_min_isr, state.topic_unclean))
     checked_against(plan, state)
     log.info(f"state: run {state.run_id}, {len(state.partitions)} partitions, "
              f"{state.mode} tables, read in {time.perf_counter() - started:.1f}s")

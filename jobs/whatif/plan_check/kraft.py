@@ -61,6 +61,8 @@ def seeded_image(state: StartState, settings: Settings) -> MetadataImage:
     image.apply(_config(K.UNCLEAN, settings.unclean_leader_election_enable, None))
     for topic, value in sorted(settings.topic_min_insync_replicas.items()):
         image.apply(_config(K.MIN_ISR, value, topic))
+    for topic, flag in sorted(settings.topic_unclean_leader_election_enable.items()):
+        image.apply(_config(K.UNCLEAN, flag, topic))
     return image
 
 

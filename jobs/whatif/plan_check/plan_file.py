@@ -7,6 +7,7 @@
     min_insync_replicas = 2
     unclean_leader_election_enable = false
     topic_min_insync_replicas = { orders = 3 }
+    topic_unclean_leader_election_enable = { logs = true }
 
     [[step]]
     name = "drain rack r1"       # optional; "step N" otherwise
@@ -37,7 +38,7 @@ _STEP_FIELDS: dict[str, frozenset[str]] = {
                        "unclean_leader_election_enable"}),
 }
 _SETTINGS = frozenset({"min_insync_replicas", "unclean_leader_election_enable",
-                       "topic_min_insync_replicas"})
+                       "topic_min_insync_replicas", "topic_unclean_leader_election_enable"})
 _TOP = frozenset({"racks", "settings", "step"})
 
 
@@ -80,6 +81,18 @@ class Settings:
     min_insync_replicas: int = 1
     unclean_leader_election_enable: bool = False
     topic_min_insync_replicas: dict[str, int] = field(default_factory=dict)
+    topic_unclean_leader_election_enable: dict[str, bool] = field(default_factory=dict)
+
+    def unclean_of(self, topic: str) -> bool:
+        return self.topic_unclean_leader_election_enable.get(
+            topic, self.unclean_leader_election_enable)
+
+    def under(self, topic_min_isr: dict[str, int],
+              topic_unclean: dict[str, bool]) -> Settings:
+        """These settings over a state's own topic configs (the plan's win)."""
+        return Settings(self.min_insync_replicas, self.unclean_leader_election_enable,
+                        {**topic_min_isr, **self.topic_min_insync_replicas},
+                        {**topic_unclean, **self.topic_unclean_leader_election_enable})
 
 
 @dataclass(frozen=True)
@@ -150,8 +163,13 @@ def _settings(table: Any, path: str) -> Settings:
     topics = table.get("topic_min_insync_replicas", {})
     if not isinstance(topics, dict):
         raise PlanError(f"{where}: topic_min_insync_replicas must be a table topic = N")
+    uncleans = table.get("topic_unclean_leader_election_enable", {})
+    if not isinstance(uncleans, dict) or any(not isinstance(v, bool) for v in uncleans.values()):
+        raise PlanError(f"{where}: topic_unclean_leader_election_enable must be a table "
+                        "topic = true|false")
     return Settings(_min_isr(table.get("min_insync_replicas", 1), where), unclean,
-                    {str(t): _min_isr(v, f"{where} topic {t}") for t, v in topics.items()})
+                    {str(t): _min_isr(v, f"{where} topic {t}") for t, v in topics.items()},
+                    {str(t): bool(v) for t, v in uncleans.items()})
 
 
 def _ints(value: Any, where: str, what: str) -> tuple[int, ...]:

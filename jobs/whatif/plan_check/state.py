@@ -8,7 +8,7 @@ the brokers its own events changed). A KRaft replay's output is told by its
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import pyarrow as pa
@@ -47,6 +47,9 @@ class StartState:
     mode: str  # ZOOKEEPER or KRAFT
     partitions: tuple[PartitionRow, ...]
     brokers: dict[int, str]  # broker -> live | shutting_down | dead
+    # A describe dump's topic configs (a replay's tables hold none: the plan's [settings])
+    topic_min_isr: dict[str, int] = field(default_factory=dict)
+    topic_unclean: dict[str, bool] = field(default_factory=dict)
 
     @property
     def live(self) -> frozenset[int]:

@@ -53,11 +53,12 @@ def _event(seq: int, event_type: str, **fields: object) -> Event:
                  **fields)  # type: ignore[arg-type]
 
 
-def seed_events(state: StartState, unclean: bool) -> list[Event]:
+def seed_events(state: StartState, settings: Settings) -> list[Event]:
     return [_event(0, ET.PARTITION_SNAPSHOT, topic=p.topic, partition=p.partition,
                    replicas=p.replicas, isr=p.isr, leader=-1 if p.leader is None else p.leader,
                    leader_epoch=p.leader_epoch, zk_version=p.zk_version,
-                   controller_epoch=p.controller_epoch, unclean_leader_election=unclean)
+                   controller_epoch=p.controller_epoch,
+                   unclean_leader_election=settings.unclean_of(p.topic))
             for p in state.partitions]
 
 
@@ -132,7 +133,7 @@ def run_steps(state: StartState, settings: Settings, steps: Sequence[Step]) -> l
     timeline = build_timeline(cluster_events(steps), initial_live=state.live,
                               initial_epoch=epoch, profile=config.profile)
     fold = Fold(None, timeline, config)
-    fold.feed(seed_events(state, settings.unclean_leader_election_enable), checked=False)
+    fold.feed(seed_events(state, settings), checked=False)
     fold.cut(_seq(1))
     snapshots = [snapshot(fold)]
     for i, s in enumerate(steps, start=1):

@@ -168,6 +168,12 @@ def test_bad_plan_is_one_line_exit_2(tmp_path: Path,
         assert main(["--from-state", str(state), "--plan", str(plan)]) == 2, text
         err = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
         assert len(err) == 1 and says in err[0], (text, err)
+    dump = tmp_path / "describe.txt"
+    dump.write_text("Topic: t\tPartition: zero\tLeader: 1\n")
+    plan.write_text('[[step]]\naction = "fail"\nbrokers = [1]\n')
+    assert main(["--from-state", str(dump), "--plan", str(plan)]) == 2
+    err = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
+    assert len(err) == 1 and "--from-state" in err[0] and "describe.txt:1" in err[0], err
     kraft = kraft_tables(tmp_path / "kraft")
     plan.write_text('[[step]]\naction = "reassign"\ntopic = "clicks"\npartition = 0\n'
                     "replicas = [3, 4]\n")
@@ -237,3 +243,34 @@ def test_kraft_rolling_restart_out_of_order_gets_a_reorder(tmp_path: Path) -> No
     assert [(r["step"], r["topic"], r["partition"]) for r in offline] == [(2, "clicks", 0)]
     assert offline[0]["advice_kind"] == REORDER
     assert str(offline[0]["advice"]).startswith("move step 3 (restart broker 1) before step 2")
+
+
+def describe_dump(path: Path) -> Path:
+    """The same cluster as `kafka-topics --describe` prints it (2.4+), its min ISR in the
+    topics' Configs instead of the plan's [settings]."""
+    lines = []
+    for topic in ("clicks", "orders"):
+        parts = [p for p in PARTS if p[0] == topic]
+        lines.append(f"Topic: {topic}\tPartitionCount: {len(parts)}\tReplicationFactor: "
+                     f"{len(parts[0][3])}\tConfigs: min.insync.replicas=2")
+        lines += [f"\tTopic: {t}\tPartition: {p}\tLeader: {leader}\tReplicas: "
+                  f"{','.join(map(str, rs))}\tIsr: {','.join(map(str, rs))}"
+                  for t, p, leader, rs in parts]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_a_describe_dump_as_the_state(tmp_path: Path, plan_file: Path) -> None:
+    """`--from-state describe.txt`: every broker leads or is in an ISR, so all six are live;
+    min ISR 2 comes from the topics' Configs (the plan's [settings] is taken out): the
+    hand-derived rows of the tables' test."""
+    plan_file.write_text(PLAN.replace("[settings]\nmin_insync_replicas = 2\n", ""))
+    dump = describe_dump(tmp_path / "describe.txt")
+    assert main(["--from-state", str(dump), "--plan", str(plan_file), "--out",
+                 str(tmp_path / "plan")]) == 1
+    rows = _rows(tmp_path / "plan")
+    assert {(r["step"], r["topic"], r["partition"], r["finding"]) for r in rows} == {
+        (1, "clicks", 0, OFFLINE), (1, "clicks", 2, UNDER_MIN_ISR),
+        (2, "orders", 0, UNDER_MIN_ISR), (2, "clicks", 1, UNDER_MIN_ISR),
+        (4, "orders", 0, UNDER_MIN_ISR)}
+    assert {r["state_run_id"] for r in rows} == {"describe.txt"}
