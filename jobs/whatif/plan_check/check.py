@@ -54,6 +54,7 @@ class Finding:
     min_isr: int
     advice: str | None = None
     advice_kind: str | None = None
+    searched: bool = True  # False: past MAX_REASSIGN_ADVICE, no replica move was tried
 
 
 @dataclass(frozen=True)
@@ -213,14 +214,16 @@ def _advise(findings: list[Finding], advisor: _Advisor, reassign: bool) -> list[
             count, desc = min(saving)
             out.append(replace(f, advice=f"{desc}: keeps {f.topic}-{f.partition} "
                                f"{'online' if f.kind == OFFLINE else 'at min ISR'}; that plan "
-                               f"takes {count} partition(s) offline (this one "
+                               f"takes {count} partition(s) offline (the plan as given: "
                                f"{advisor.base_offline})", advice_kind=REORDER))
             continue
         advice = None
-        if reassign and reassigned < MAX_REASSIGN_ADVICE:
+        searched = not reassign or reassigned < MAX_REASSIGN_ADVICE
+        if reassign and searched:
             reassigned += 1
             advice = advisor.reassign_first(f)
-        out.append(replace(f, advice=advice, advice_kind=REASSIGN_FIRST if advice else None))
+        out.append(replace(f, advice=advice, advice_kind=REASSIGN_FIRST if advice else None,
+                           searched=searched))
     return out
 
 
@@ -249,6 +252,7 @@ def check_plan(state: StartState, plan: Plan, run: Runner,
                          if not start[k].offline and len(start[k].isr) < min_isr(k[0]))
     base_offline = len({(f.topic, f.partition) for f in found if f.kind == OFFLINE})
     advisor = _Advisor(state, plan, run, base_offline, runs=1)
-    advised = _advise(found, advisor, reassign_advice) if found else []
-    return PlanCheck(state, plan, tuple(rank(advised)), offline_before, under_before,
+    # In rank order: the replica-move searches, capped, go to the worst partitions first.
+    advised = _advise(rank(found), advisor, reassign_advice) if found else []
+    return PlanCheck(state, plan, tuple(advised), offline_before, under_before,
                      advisor.runs)

@@ -3,7 +3,7 @@ partitions it hurts, ranked, and the advice under each."""
 
 from __future__ import annotations
 
-from jobs.whatif.plan_check.check import OFFLINE, Finding, PlanCheck
+from jobs.whatif.plan_check.check import MAX_REASSIGN_ADVICE, OFFLINE, Finding, PlanCheck
 
 LISTED = 20  # partitions printed per step (the table holds them all)
 
@@ -14,6 +14,15 @@ def _line(f: Finding) -> str:
     return (f"  {what:<22} {f.topic}-{f.partition}  replicas {list(f.before.replicas)}  "
             f"isr {list(f.before.isr)} -> {list(f.after.isr)}  "
             f"leader {f.before.leader} -> {f.after.leader}")
+
+
+def _advice(f: Finding) -> str:
+    if f.advice:
+        return f.advice
+    if not f.searched:
+        return (f"no reorder found; replica moves are searched for the first "
+                f"{MAX_REASSIGN_ADVICE} ranked partitions only")
+    return "no single reorder or replica move found"
 
 
 def plan_check_text(result: PlanCheck) -> str:
@@ -37,7 +46,7 @@ def plan_check_text(result: PlanCheck) -> str:
                      f"offline, {len(found) - n_off} under min ISR")
         for f in found[:LISTED]:
             lines.append(_line(f))
-            lines.append(f"      advice: {f.advice or 'no single reorder or replica move found'}")
+            lines.append(f"      advice: {_advice(f)}")
         if len(found) > LISTED:
             lines.append(f"  ... and {len(found) - LISTED} more (the plan_check table lists all)")
     safe = [st for st in plan.steps if st.number not in by_step]
