@@ -274,3 +274,16 @@ def test_a_describe_dump_as_the_state(tmp_path: Path, plan_file: Path) -> None:
         (2, "orders", 0, UNDER_MIN_ISR), (2, "clicks", 1, UNDER_MIN_ISR),
         (4, "orders", 0, UNDER_MIN_ISR)}
     assert {r["state_run_id"] for r in rows} == {"describe.txt"}
+
+
+def test_help_shows_the_worked_example(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as done:
+        main(["--from-state", "x", "--plan", "y", "--help"])
+    assert done.value.code == 0
+    text = capsys.readouterr().out
+    for expected in ("--from-state OUT_DIR", "--plan PLAN", "[[step]]", 'rack = "a"',
+                     "reassign", "Exit code 1 when a step takes a partition offline"):
+        assert expected in text, expected
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    assert "--from-state OUT_DIR --plan PLAN.toml" in capsys.readouterr().out
