@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from jobs.whatif.plan_check.plan_file import CONFIG, FAIL, RESTART, SHUTDOWN, Settings, Step
-from jobs.whatif.plan_check.state import LIVE, StartState
+from jobs.whatif.plan_check.state import LIVE, SHUTTING_DOWN, StartState
 from jobs.whatif.plan_check.status import PartStatus, Snapshot
 from statemachine.kraft import records as K
 from statemachine.kraft.controller import FENCE, UNFENCE, operation
@@ -48,8 +48,8 @@ def seeded_image(state: StartState, settings: Settings) -> MetadataImage:
     for b in sorted(state.known_brokers()):
         status = state.brokers.get(b)
         image.apply(_record(K.REGISTER_BROKER, broker_id=b, broker_epoch=1,
-                            fenced=status not in (LIVE, "shutting_down"),
-                            in_controlled_shutdown=status == "shutting_down"))
+                            fenced=status not in (LIVE, SHUTTING_DOWN),
+                            in_controlled_shutdown=status == SHUTTING_DOWN))
     for topic in sorted({p.topic for p in state.partitions}):
         image.apply(_record(K.TOPIC, topic=topic, topic_id=f"plan-{topic}"))
     for p in state.partitions:

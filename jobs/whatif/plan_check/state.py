@@ -21,7 +21,7 @@ from jobs.store.latest_state_arrow import arrow_state
 from jobs.store.layout import RUN_PARTITIONING, OutLayout
 
 ZOOKEEPER, KRAFT = "zookeeper", "kraft"
-LIVE = "live"
+LIVE, SHUTTING_DOWN = "live", "shutting_down"
 
 
 @dataclass(frozen=True)
@@ -55,6 +55,12 @@ class StartState:
     def live(self) -> frozenset[int]:
         return frozenset(b for b, s in self.brokers.items() if s == LIVE)
 
+    @property
+    def serving(self) -> frozenset[int]:
+        """Live or shutting down: a broker in controlled shutdown still serves (and leads
+        what it could not hand over) until it exits."""
+        return frozenset(b for b, s in self.brokers.items() if s in (LIVE, SHUTTING_DOWN))
+
     def known_brokers(self) -> frozenset[int]:
         return frozenset(self.brokers) | frozenset(
             r for p in self.partitions for r in p.replicas)
@@ -71,6 +77,9 @@ def read_start_state(out_dir: str, run_id: str | None, cluster: str | None) -> S
         rows = arrow_state(out_dir, "partition_states", run)
     except (OSError, pa.ArrowException) as exc:
         raise BadInput(f"--from-state {out_dir}: cannot read partition_states: {exc}") from None
+    if "variant" in rows.schema.names:
+        raise BadInput(f"--from-state {out_dir}: a what-if output (its tables have a variant "
+                       "column); give the replay's --out")
     chosen = _cluster(rows, cluster, out_dir, run)
     rows = rows.filter(pc.equal(rows.column("cluster"), chosen))
     mode = KRAFT if (Path(OutLayout(out_dir).partition("metadata_writes", run))).is_dir() \

@@ -130,7 +130,7 @@ def run_steps(state: StartState, settings: Settings, steps: Sequence[Step]) -> l
                           topic_min_insync_replicas=tuple(
                               sorted(settings.topic_min_insync_replicas.items())))
     epoch = max((p.controller_epoch or 0 for p in state.partitions), default=0)
-    timeline = build_timeline(cluster_events(steps), initial_live=state.live,
+    timeline = build_timeline(cluster_events(steps), initial_live=state.serving,
                               initial_epoch=epoch, profile=config.profile)
     fold = Fold(None, timeline, config)
     fold.feed(seed_events(state, settings), checked=False)

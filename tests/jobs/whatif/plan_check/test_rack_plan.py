@@ -174,6 +174,14 @@ def test_bad_plan_is_one_line_exit_2(tmp_path: Path,
     assert main(["--from-state", str(dump), "--plan", str(plan)]) == 2
     err = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
     assert len(err) == 1 and "--from-state" in err[0] and "describe.txt:1" in err[0], err
+    whatif_out = zookeeper_tables(tmp_path / "whatif")
+    part = whatif_out / "partition_states" / "run_id=night-1" / "part-0.parquet"
+    table = pq.read_table(part)
+    pq.write_table(table.append_column("variant", pa.array(["baseline"] * table.num_rows)),
+                   part)
+    assert main(["--from-state", str(whatif_out), "--plan", str(plan)]) == 2
+    err = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
+    assert len(err) == 1 and "a what-if output" in err[0], err
     kraft = kraft_tables(tmp_path / "kraft")
     plan.write_text('[[step]]\naction = "reassign"\ntopic = "clicks"\npartition = 0\n'
                     "replicas = [3, 4]\n")
