@@ -176,19 +176,22 @@ class _Advisor:
             if s.action in (FAIL, SHUTDOWN):
                 for b in s.brokers:
                     down_at.setdefault(b, s.number)
-        taken = sorted((r for r in f.before.replicas if r in down_at),
-                       key=lambda r: (down_at[r], r))
+        # The assignment before step 1, where the move goes (a planned reassignment may
+        # have changed it by the finding's step).
+        assigned = next(p.replicas for p in self.state.partitions
+                        if (p.topic, p.partition) == (f.topic, f.partition))
+        taken = sorted((r for r in assigned if r in down_at), key=lambda r: (down_at[r], r))
         kept = sorted(self.state.live - {b for s in steps if s.action in (FAIL, SHUTDOWN)
-                                         for b in s.brokers} - set(f.before.replicas))
+                                         for b in s.brokers} - set(assigned))
         racks = self.plan.racks
         # The core replays whole topics independently (`statemachine.replay`): the
         # partition's own topic is all a replica move of it can change.
         own = replace(self.state, partitions=tuple(
             p for p in self.state.partitions if p.topic == f.topic))
         for r in taken[:2]:
-            others = {racks.get(o) for o in f.before.replicas if o != r}
+            others = {racks.get(o) for o in assigned if o != r}
             for b in sorted(kept, key=lambda b: (racks.get(b) in others, b))[:2]:
-                replicas = tuple(b if x == r else x for x in f.before.replicas)
+                replicas = tuple(b if x == r else x for x in assigned)
                 first = Step(0, "advice", REASSIGN, topic=f.topic, partition=f.partition,
                              replicas=replicas)
                 offline, under = self.outcome([first, *steps], own)

@@ -295,3 +295,23 @@ def test_help_shows_the_worked_example(capsys: pytest.CaptureFixture[str]) -> No
     with pytest.raises(SystemExit):
         main(["--help"])
     assert "--from-state OUT_DIR --plan PLAN.toml" in capsys.readouterr().out
+
+
+def test_a_planned_reassignment_keeps_clicks_0_online(tmp_path: Path) -> None:
+    """Step 1 reassigns clicks-0 from [1, 2] to [1, 4] (`onPartitionReassignment`; the plan
+    waits until 4 caught up, which completes it and drops 2); shutting rack a down at step
+    2 then moves its leadership to 4 (`doControlledShutdown`): no longer offline, only under
+    min ISR with ISR [4], like clicks-2. No partition offline: exit 0."""
+    state = zookeeper_tables(tmp_path / "tables")
+    plan = tmp_path / "moved.toml"
+    plan.write_text(PLAN.split("[[step]]")[0] + '[[step]]\naction = "reassign"\n'
+                    'topic = "clicks"\npartition = 0\nreplicas = [1, 4]\n'
+                    '[[step]]\naction = "shutdown"\nrack = "a"\n')
+    assert main(["--from-state", str(state), "--plan", str(plan), "--out",
+                 str(tmp_path / "plan")]) == 0
+    rows = pq.read_table(tmp_path / "plan" / "plan_check" / "run_id=moved").to_pylist()
+    assert {(r["step"], r["topic"], r["partition"], r["finding"]) for r in rows} == {
+        (2, "clicks", 0, UNDER_MIN_ISR), (2, "clicks", 2, UNDER_MIN_ISR)}
+    clicks0 = next(r for r in rows if r["partition"] == 0)
+    assert (clicks0["replicas"], clicks0["leader_after"], clicks0["isr_after"]) == (
+        [1, 4], 4, [4])
