@@ -1,14 +1,17 @@
 """Write one self-contained HTML page over a replay's tables, its audit and a what-if.
 
     python -m jobs.report --tables DIR [--run-id ID] [--audit DIR]
-        [--whatif DIR [--whatif-run-id ID]] --out FILE
+        [--whatif DIR [--whatif-run-id ID]] [--plan-check DIR [--plan-check-run-id ID]]
+        --out FILE
 
 --tables is the replay's --out (`run_summary/`, `incidents/`, `data_loss/`, `changes/`,
 `partition_windows/`, `broker_timeline/`, `controller_timeline/`, `findings/` and the three
 request tables, partitioned by run_id; the newest run in run_summary unless --run-id);
 --audit the audit's --out (`audit_checks/`);
 --whatif the what-if's --out (`whatif_impact/`, `whatif_partition_diff/`; its latest run
-unless --whatif-run-id, whatever the replay's run id). A what-if output passed as --tables
+unless --whatif-run-id, whatever the replay's run id); --plan-check the --out of a
+`jobs.whatif --from-state --plan` (`plan_check/`; the run written last unless
+--plan-check-run-id). A what-if output passed as --tables
 (its tables have a `variant` column) is refused: the page would add its variants up. The page
 (docs/report.md) opens from disk with no network: its style and its figures (inline SVG)
 are inside it, and the same inputs give the same bytes. A missing or unreadable input
@@ -31,6 +34,7 @@ from jobs.engine.change_digest import CHANGES
 from jobs.report import activity, availability, brokers, figures, timeline
 from jobs.report.incidents import changes, incidents, losses
 from jobs.report.page import Figures, Page, write
+from jobs.report.plan_check import plan_check, plan_check_run
 from jobs.report.tables import (
     ReportInputError,
     latest_run_id,
@@ -133,6 +137,8 @@ def write_report(
     audit_dir: str | Path | None = None,
     whatif_dir: str | Path | None = None,
     whatif_run_id: str | None = None,
+    plan_check_dir: str | Path | None = None,
+    plan_check_run_id: str | None = None,
 ) -> Path:
     """Write the report of one run (default: the newest in run_summary) to `out_file`, with
     the what-if's run `whatif_run_id` (default: its latest, whatever the replay's run id).
@@ -143,7 +149,12 @@ def write_report(
     _refuse_whatif_outputs(tables, audit)
     run = _run_id(tables, run_id)
     source = None if whatif_dir is None else _whatif_run(Path(whatif_dir), whatif_run_id)
-    return write(build_page(tables, run, audit, source), Path(out_file))
+    page = build_page(tables, run, audit, source)
+    if plan_check_dir is not None:
+        root = Path(plan_check_dir)
+        page = page._replace(plan_check=plan_check(
+            root, plan_check_run(root, plan_check_run_id), DIFF_ROWS))
+    return write(page, Path(out_file))
 
 
 def _whatif_run(whatif_dir: Path, run_id: str | None) -> tuple[Path, str]:
@@ -163,6 +174,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     ap.add_argument("--whatif", help="the what-if's --out (whatif_impact/, ...)")
     ap.add_argument("--whatif-run-id",
                     help="the what-if run to show (default: its latest, by run_summary)")
+    ap.add_argument("--plan-check", help="a plan check's --out (plan_check/)")
+    ap.add_argument("--plan-check-run-id",
+                    help="the plan check run to show (default: the one written last)")
     ap.add_argument("--out", required=True, help="the HTML file to write")
     return ap.parse_args(argv)
 
@@ -175,9 +189,11 @@ def report(argv: list[str], _spark: object) -> int:
     args = parse_args(argv)
     if args.whatif_run_id is not None and args.whatif is None:
         raise ReportInputError("--whatif-run-id needs --whatif")
+    if args.plan_check_run_id is not None and args.plan_check is None:
+        raise ReportInputError("--plan-check-run-id needs --plan-check")
     try:
         out = write_report(args.tables, args.out, args.run_id, args.audit, args.whatif,
-                           args.whatif_run_id)
+                           args.whatif_run_id, args.plan_check, args.plan_check_run_id)
     except ReportInputError as error:  # a message may quote a file's lines: the first
         raise ReportInputError((str(error).splitlines() or ["error"])[0]) from None
     print(f"[report] {out} ({out.stat().st_size:,} bytes)")

@@ -15,6 +15,7 @@ from jobs.report import formats
 from jobs.report.activity import REQUEST_TYPES, Group, RequestRow, Summary
 from jobs.report.availability import Availability, OfflineAtEnd
 from jobs.report.incidents import ChangeRow, Incidents, Loss
+from jobs.report.plan_check import PlanCheckView
 from jobs.report.timeline import StepSeries, TimeRange
 from jobs.report.whatif import WhatIf
 
@@ -44,6 +45,7 @@ class Page(NamedTuple):
     requests: list[RequestRow]
     whatif: WhatIf | None
     figures: Figures
+    plan_check: PlanCheckView | None = None  # --plan-check: a plan checked before acting
 
 
 def utc(micros: int | None) -> str:

@@ -11,9 +11,13 @@ from jobs.common.config import DEFAULT_CONFIG
 DESCRIPTION = """Replay a controller event log under edited histories ("what if broker 4 had
 failed at 02:10?") and rank the variants by what they cost."""
 
+PLAN_CHECK = """With --from-state OUT_DIR --plan PLAN.toml instead: check a maintenance plan
+against the latest state of a replay's output, without replaying history (`jobs.whatif
+--from-state OUT_DIR --plan PLAN.toml --help` shows its options and a worked example)."""
+
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    p = command_parser("jobs.whatif", DESCRIPTION)
+    p = command_parser("jobs.whatif", DESCRIPTION, more=PLAN_CHECK)
     p.add_argument("--events", required=True, help="directory of event-log Parquet files")
     p.add_argument("--scenario", required=True, help="scenario TOML ([[variant]], [sweep])")
     p.add_argument("--out", required=True, help="directory of the output tables")

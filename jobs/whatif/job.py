@@ -44,6 +44,7 @@ from jobs.whatif.impact import impact_stage
 from jobs.whatif.kraft.job import kraft_input, kraft_main
 from jobs.whatif.output import baseline_problem, publish
 from jobs.whatif.plan import VariantPlan, resolve
+from jobs.whatif.plan_check import job as plan_check
 from jobs.whatif.run import replay_variants
 from jobs.whatif.scenario import Scenario, ScenarioError, load_scenario
 from statemachine.context import ReplayConfig
@@ -132,6 +133,8 @@ def main(argv: list[str] | None = None, spark: SparkSession | None = None) -> in
 
 
 def whatif(argv: list[str], spark: SparkSession | None) -> int:
+    if plan_check.requested(argv):  # a plan checked against a replay's state: no Spark
+        return plan_check.main(argv)
     kraft = kraft_input(argv)  # a KRaft metadata log: its variants folded on the driver
     if kraft is not None:
         return kraft_main(argv, kraft, spark)

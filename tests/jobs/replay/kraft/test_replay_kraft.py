@@ -10,12 +10,14 @@ import re
 from pathlib import Path
 from typing import Any
 
+import pyarrow.parquet as pq
 import pytest
 
 from jobs.audit.job import main as audit
 from jobs.ingest import job as ingest
 from jobs.replay.job import main as replay
 from jobs.report.job import main as report
+from jobs.whatif.job import main as whatif
 from schemas.tables import KRAFT_TABLES, TABLES
 from tests.helpers.kraft_segments import write_segments
 
@@ -108,3 +110,29 @@ def test_replay_with_audit_exits_with_the_verdict(spark: Any, tables: Path,
                  str(verdict)], spark=spark)
     assert rc == 1
     assert json.loads(verdict.read_text())["verdict"] == "FAIL"
+
+
+def test_a_plan_checked_against_the_kraft_replays_state(tables: Path, tmp_path: Path) -> None:
+    """`jobs.whatif --from-state` on this replay's own tables (no replay again). At the end
+    brokers 1-3 are live, orders-0 is [1, 2] led by 2 with ISR [2, 1], orders-1 is [1] led
+    by 1. With min ISR 2: failing 2 (`handleBrokerFenced`) leaves orders-0 led by 1 with
+    ISR [1]: under min ISR at step 1; shutting 1 down then leaves neither partition a live
+    ISR member: both offline at step 2; restarting 2 comes too late (2 is not in orders-0's
+    ISR, no clean election). Restarting 2 before shutting 1 down gives orders-0 its ISR
+    [1, 2] back, and the controlled shutdown then moves its leadership to 2: that reorder is
+    the advice; orders-1 has one replica, nothing saves it."""
+    plan = tmp_path / "k.toml"
+    plan.write_text('[settings]\nmin_insync_replicas = 2\n'
+                    '[[step]]\naction = "fail"\nbrokers = [2]\n'
+                    '[[step]]\naction = "shutdown"\nbrokers = [1]\n'
+                    '[[step]]\naction = "restart"\nbrokers = [2]\n')
+    assert whatif(["--from-state", str(tables), "--plan", str(plan), "--out",
+                   str(tmp_path / "plan")]) == 1
+    rows = pq.read_table(tmp_path / "plan" / "plan_check" / "run_id=k").to_pylist()
+    assert {r["mode"] for r in rows} == {"kraft"}
+    assert [(r["step"], r["topic"], r["partition"], r["finding"]) for r in rows] == [
+        (2, "orders", 0, "offline"), (2, "orders", 1, "offline"),
+        (1, "orders", 0, "under_min_isr")]
+    assert str(rows[0]["advice"]).startswith(
+        "move step 3 (restart broker 2) before step 2 (shutdown broker 1)")
+    assert rows[1]["advice"] is None
