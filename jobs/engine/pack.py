@@ -46,6 +46,8 @@ def _column(batch: pa.RecordBatch, name: str) -> list[Any]:
     values: list[Any] = batch.column(name).to_pylist()
     if name in LIST_COLUMNS:
         return [parse_list(v) for v in values]
+    if name == "topics_to_be_deleted":  # a failover's list: rows are hashed (deduplicated)
+        return [None if v is None else tuple(v) for v in values]
     return values
 
 

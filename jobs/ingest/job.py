@@ -3,7 +3,8 @@ contract of the replay, docs/tables.md), and KRaft metadata logs (segments, snap
 kafka-dump-log text) into a table of their records.
 
     .venv/bin/python -m jobs.ingest --logs PATH... --out DIR [--cluster NAME]
-        [--timezone ZONE] [--assume-controller ID --assume-live 1,2,3] [--master URL]
+        [--timezone ZONE] [--assume-controller ID --assume-live 1,2,3]
+        [--continue-from EVENTS] [--master URL]
     spark-submit --py-files dist/replay.zip jobs/submit.py ingest <same arguments>
 
 PATHs are files (plain or gzip) or folders (read recursively: one folder per broker).
@@ -55,6 +56,7 @@ from pyspark.sql.window import Window
 from jobs.common.cli import command_parser
 from jobs.common.command import run_job
 from jobs.common.exitcodes import BadInput
+from jobs.ingest.continuation import continue_log
 from jobs.ingest.kraft import job as kraft_job
 from jobs.ingest.logparse import blocks
 from jobs.ingest.logparse.assemble import (
@@ -116,8 +118,16 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--include", default=",".join(DEFAULT_INCLUDE),
                    help="file-name globs read inside folders (files named on the command "
                         "line are always read); default: %(default)s")
+    p.add_argument("--continue-from", metavar="EVENTS",
+                   help="the replay's --events folder these logs continue: seqs follow the "
+                        "cluster's last one there, events already there are not written "
+                        "again, a new event older than its last one is exit 2 "
+                        "(jobs.ingest.continuation)")
     p.add_argument("--master", help="Spark master (default: spark-submit's, else local[*])")
-    return p.parse_args(list(argv) if argv is not None else None)
+    args = p.parse_args(list(argv) if argv is not None else None)
+    if args.continue_from and args.assume_controller is not None:
+        p.error("--assume-controller starts a log; --continue-from continues one: give one")
+    return args
 
 
 def list_inputs(spark: SparkSession, paths: list[str], include: tuple[str, ...]
@@ -626,6 +636,9 @@ def run(spark: SparkSession, args: argparse.Namespace, log: Log = logger.info) -
         result = {f"kraft_{k}": v for k, v in total.items() if isinstance(v, int)}
         result["kraft_seconds"] = round(time.time() - t0, 1)
         result["nothing_read"] = total["nothing_read"]
+        if args.continue_from:
+            log("--continue-from: KRaft records keep their metadata-log offsets; it applies "
+                "to the controller logs only")
         if not files:
             return result
     return {**result, **run_logs(spark, args, files, skipped, log, t0)}
@@ -637,14 +650,22 @@ def run_logs(spark: SparkSession, args: argparse.Namespace, files: list[str],
     extracted = extract(spark, args, files, skipped)
     t_parse = time.time()
     tables = transform(spark, extracted.parsed, extracted.counts, args)
+    persisted = (extracted.parsed, tables.assembled, tables.observed, tables.evidence)
+    known = 0
+    if args.continue_from:
+        continued = continue_log(spark, tables.events, tables.observed, args.continue_from,
+                                 args.cluster or DEFAULT_CLUSTER, log)
+        tables = tables._replace(events=continued.events, observed=continued.observed)
+        known = len(continued.plan.known)
     out = args.out.rstrip("/")
     total = load(spark, tables, args.cluster or DEFAULT_CLUSTER, out)
-    for df in (extracted.parsed, tables.assembled, tables.observed, tables.evidence):
+    for df in persisted:
         df.unpersist()
     result: dict[str, float] = {
         **{k: v for k, v in total._asdict().items()
            if k not in ("cluster", "file", "lines_used", "kafka_version", "broker_id")},
         "files": len(tables.lines), "skipped_files": len(extracted.skipped),
+        "events_already_there": known,
         "seconds": round(time.time() - t0, 1), "parse_seconds": round(t_parse - t0, 1)}
     log(f"line formats of Kafka {total.kafka_version or '(not recognised)'}")
     log(f"{result['files']} files, {total.lines_read} lines read, "

@@ -130,7 +130,10 @@ def read_elections(tables_dir: Path, run_id: str) -> list[Election]:
 
 def controller_events(elections: list[Election]) -> list[AxisEvent]:
     return sorted(
-        AxisEvent(e.ts, "controller_failover", f"controller {e.controller_id} (epoch {e.epoch})")
+        AxisEvent(e.ts, "controller_failover",
+                  f"no leader (epoch {e.epoch})"  # a dump's LEADER_CHANGE prints none
+                  if e.controller_id is not None and e.controller_id < 0
+                  else f"controller {e.controller_id} (epoch {e.epoch})")
         for e in elections
     )
 

@@ -91,6 +91,9 @@ def incidents(tables_dir: Path, run_id: str, top: int,
         table = table.set_column(table.schema.get_field_index(column), column,
                                  microseconds(table.column(column)))
     rows = table.to_pylist()
+    ends = run_ends(tables_dir, run_id)
+    for r in rows:
+        r["open_for"] = open_for(r["start_ts"], ends.get(r["cluster"]))
     worst = sorted(rows, key=lambda r: (-(r["offline_partition_seconds"] or 0.0),
                                         -(r["under_min_isr_partition_seconds"] or 0.0),
                                         r["cluster"], r["incident_id"]))[:top]
@@ -104,6 +107,23 @@ def incidents(tables_dir: Path, run_id: str, top: int,
             r["cluster"], r["incident_id"])]
     return Incidents(len(rows), sorted(worst, key=lambda r: (r["start_ts"] or 0, r["cluster"],
                                                              r["incident_id"])))
+
+
+def run_ends(tables_dir: Path, run_id: str) -> dict[str, int]:
+    """Each cluster's last event time of the run (microseconds), from `run_summary`."""
+    if not (tables_dir / "run_summary").is_dir():
+        return {}
+    table = read(open_table(tables_dir, "run_summary"), run_id, ["cluster", "period_end"])
+    ends = microseconds(table.column("period_end")).to_pylist()
+    return {c: e for c, e in zip(table.column("cluster").to_pylist(), ends, strict=True)
+            if e is not None}
+
+
+def open_for(start: int | None, end: int | None) -> str:
+    """An open incident as the CLI words it: "open, 120 s so far" (to the run's last event)."""
+    if start is None or end is None:
+        return "open"
+    return f"open, {max(end - start, 0) / 1e6:.0f} s so far"
 
 
 def changes(tables_dir: Path, run_id: str, order: tuple[str, ...]) -> list[ChangeRow] | None:

@@ -30,6 +30,7 @@ from jobs.engine.change_digest import Change, Window
 from jobs.engine.kraft.writes import Applied
 from jobs.engine.requested import FIRST, Listed
 from statemachine.kraft import records as K
+from statemachine.model import NO_LEADER
 from statemachine.rows import ControllerRow
 
 # The ZooKeeper digest's order, with the KRaft-only changes beside their kin.
@@ -64,13 +65,21 @@ def kraft_changes(applied: Iterable[Applied], reassigning: Iterable[Window], run
         _record_changes(a, seq, out)
     found = [*_created(creations), *change_digest.reassignments(reassigning, run_id)]
     for c in controllers:
-        out["controller_failover"].append(
-            (c.seq, c.ts, None, None, c.controller_id,
-             f"the new controller, epoch {c.controller_epoch}"))
+        out["controller_failover"].append(_controller(c))
     found += [Change(name, len(rows), tuple(sorted(rows, key=_order)[:FIRST]))
               for name, rows in out.items()]
     by_name = {c.change: c for c in found if c.count}
     return [by_name[name] for name in KRAFT_CHANGES if name in by_name]
+
+
+def _controller(c: ControllerRow) -> Listed:
+    """A new quorum epoch. `kafka-dump-log` prints a LEADER_CHANGE control record without
+    its leader (`controlType: LEADER_CHANGE(2)`): "no leader", never "broker -1"."""
+    if c.controller_id == NO_LEADER:
+        return (c.seq, c.ts, None, None, None,
+                f"a new quorum epoch {c.controller_epoch}, no leader named")
+    return (c.seq, c.ts, None, None, c.controller_id,
+            f"the new controller, epoch {c.controller_epoch}")
 
 
 def _created(rows: list[tuple[int, int | None, str, int]]) -> list[Change]:

@@ -272,3 +272,15 @@ def test_a_group_larger_than_spill_rows_is_sorted_externally_with_the_same_outpu
     assert [b[COUNTS_TAG][c] for c in counts] == [a[COUNTS_TAG][c] for c in counts]
     assert (a[COUNTS_TAG]["rows_duplicate"], a[COUNTS_TAG]["rows_late"]) == (6, 1)
     assert spilled_state.value == whole_state.value
+
+
+def test_a_failover_listing_topics_to_be_deleted_is_accounted_for() -> None:
+    """A logged failover carries the topics queued for deletion (`topics_to_be_deleted`,
+    an Arrow list): rows are hashed to drop exact duplicates, so the list must arrive as
+    a tuple, not a Python list (every ingested controller.log failover has one)."""
+    failover = dict(broker_id=1, brokers=[1, 2], bucket=-1, topics_to_be_deleted=["gone"])
+    fn = make_replay_fn({"default": TIMELINE}, ReplayConfig())
+    out = outputs(list(fn(("default", -1), iter([frame(
+        [row(1, ET.CONTROLLER_FAILOVER, **failover),
+         row(1, ET.CONTROLLER_FAILOVER, **failover)])]), FakeState())))
+    assert (out[COUNTS_TAG]["rows_applied"], out[COUNTS_TAG]["rows_duplicate"]) == (1, 1)

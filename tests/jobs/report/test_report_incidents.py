@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from jobs.report import write_report
-from tests.jobs.report.report_fixtures import at, write_table
+from tests.jobs.report.report_fixtures import _summary, at, write_table
 from tests.jobs.report.test_report_tables import attrs_of
 
 
@@ -38,9 +38,15 @@ def test_worst_incidents_in_time_order_and_an_open_one(tables: Path, tmp_path: P
     assert '<strong id="incident-count">27</strong>' in html
     start = html.index('data-incident="40"')
     row = html[start:html.index("</tr>", start)]
-    assert ">open</strong>" in row
+    assert ">open</strong>" in row  # a run_summary without its last event time
     start = html.index('data-incident="10"')
     assert "BrokerStartup of broker 3 (seq 25)" in html[start:html.index("</tr>", start)]
+    # With the run's last event (seq 160's time), as the CLI's incident line words it.
+    write_table(tables, "run_summary", [{**_summary("r1", at(300)), "period_end": at(160)}],
+                "r1")
+    html = write_report(tables, tmp_path / "r2.html").read_text(encoding="utf-8")
+    start = html.index('data-incident="40"')
+    assert ">open, 120 s so far</strong>" in html[start:html.index("</tr>", start)]
 
 
 def test_an_incident_of_two_brokers_names_both_with_their_shares(tables: Path,

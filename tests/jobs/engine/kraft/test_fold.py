@@ -8,11 +8,15 @@ from pathlib import Path
 
 import pytest
 
+from jobs.engine.kraft.changes import kraft_changes
 from jobs.engine.kraft.fold import ClusterRun, fold_cluster
 from jobs.engine.kraft.metadata_source import ClusterLog, in_replay_order
 from jobs.ingest.kraft.inputs import SEGMENT, Input, decode_all
+from jobs.report.brokers import Election, controller_events
 from statemachine.kraft.profiles import kraft_profile_for
 from statemachine.kraft.records import record_of
+from statemachine.model import NO_LEADER
+from statemachine.rows import ControllerRow
 from tests.helpers.kraft_segments import START_MS, write_segments
 
 S = START_MS * 1000  # µs
@@ -123,3 +127,15 @@ def test_the_printed_summary_reconciles(tmp_path: Path,
             "NoOpRecord 3, control 1)") in text
     assert "offsets 0-21" in text and "offline partitions at the end: 0" in text
     assert "offline partition-seconds in this run: 120.0" in text
+
+
+def test_a_quorum_epoch_without_a_leader_says_no_leader() -> None:
+    """`kafka-dump-log` prints a LEADER_CHANGE control record without its leader: the
+    digest and the report's axis say "no leader", never "broker -1"."""
+    [change] = kraft_changes([], [], "r1", [ControllerRow(NO_LEADER, 4, 7, 1_000, (1, 2)),
+                                            ControllerRow(2, 5, 9, 2_000, (1, 2))])
+    assert [(r[4], r[5]) for r in change.first] == [
+        (None, "a new quorum epoch 4, no leader named"), (2, "the new controller, epoch 5")]
+    assert [e.label for e in controller_events([Election("k", NO_LEADER, 4, 7, 1_000),
+                                                Election("k", 2, 5, 9, 2_000)])] == [
+        "no leader (epoch 4)", "controller 2 (epoch 5)"]
