@@ -38,7 +38,8 @@ def incident_line(r: dict[str, Any], as_of: datetime | None = None) -> str:
     partition(s) of 2 topic(s) offline or under min ISR (peak 1 offline) open, 140 s so
     far, ...; still open at the run's end` (`as_of`: the run's last event time). An
     incident of several brokers names them all, then each one's share."""
-    cause = cause_text(r["cause_event"], r["cause_broker"], r.get("brokers"))
+    cause = cause_text(r["cause_event"], r["cause_broker"], r.get("brokers"),
+                       r.get("new_controller"))
     took = (f"incident at seq {r['cause_seq']}: {cause} "
             f"at {time_text(r['start_ts'])} took {r['partitions_affected']} partition(s) of "
             f"{r['topics_affected']} topic(s) offline or under min ISR (peak "
@@ -67,6 +68,9 @@ def incident_lines(spark: SparkSession, tables_dir: str, run_id: str,
     by_cluster: dict[str, list[dict[str, Any]]] = {}
     for r in rows.collect():
         by_cluster.setdefault(r["cluster"], []).append(r.asDict(recursive=True))
+    elected = failover_controllers(spark, tables_dir, run_id)
+    for incident in (i for found in by_cluster.values() for i in found):
+        incident["new_controller"] = elected.get((incident["cluster"], incident["cause_seq"]))
     ends = {r["cluster"]: r["period_end"] for r in read_table_or_empty(
         spark, tables_dir, "run_summary").where(F.col("run_id") == run_id)
         .select("cluster", "period_end").collect()}
@@ -81,3 +85,13 @@ def incident_lines(spark: SparkSession, tables_dir: str, run_id: str,
             lines.append(f"... {len(found) - top} more in the incidents table")
         out[name] = lines
     return out
+
+
+def failover_controllers(spark: SparkSession, tables_dir: str,
+                         run_id: str) -> dict[tuple[str, int], int]:
+    """(cluster, seq) of each failover of the run -> the controller it elected (a few rows
+    a night): an incident a failover opened without losing a broker names that one."""
+    rows = read_table_or_empty(spark, tables_dir, "controller_timeline") \
+        .where(F.col("run_id") == run_id).select("cluster", "seq", "controller_id").collect()
+    return {(r["cluster"], r["seq"]): r["controller_id"] for r in rows
+            if r["seq"] is not None and r["controller_id"] is not None}

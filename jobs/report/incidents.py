@@ -92,6 +92,7 @@ def incidents(tables_dir: Path, run_id: str, top: int,
                                  microseconds(table.column(column)))
     rows = table.to_pylist()
     ends = run_ends(tables_dir, run_id)
+    elected = failover_controllers(tables_dir, run_id)
     for r in rows:
         r["open_for"] = open_for(r["start_ts"], ends.get(r["cluster"]))
     worst = sorted(rows, key=lambda r: (-(r["offline_partition_seconds"] or 0.0),
@@ -99,7 +100,8 @@ def incidents(tables_dir: Path, run_id: str, top: int,
                                         r["cluster"], r["incident_id"]))[:top]
     for r in worst:
         shares = shares_text(r["brokers"], r["offline_partition_seconds"])
-        r["cause"] = cause_text(r["cause_event"], r["cause_broker"], r["brokers"]) + (
+        r["cause"] = cause_text(r["cause_event"], r["cause_broker"], r["brokers"],
+                                elected.get((r["cluster"], r["incident_id"]))) + (
             f" ({shares})" if shares else "")
         r["recovery"] = who(r["recovery_event"], r["recovery_broker"])
         r["topics"] = ", ".join(t["topic"] for t in r["worst_topics"] or [])
@@ -107,6 +109,17 @@ def incidents(tables_dir: Path, run_id: str, top: int,
             r["cluster"], r["incident_id"])]
     return Incidents(len(rows), sorted(worst, key=lambda r: (r["start_ts"] or 0, r["cluster"],
                                                              r["incident_id"])))
+
+
+def failover_controllers(tables_dir: Path, run_id: str) -> dict[tuple[str, int], int]:
+    """(cluster, seq) of each failover of the run -> the controller it elected: an
+    incident a failover opened without losing a broker names that one."""
+    if not (tables_dir / "controller_timeline").is_dir():
+        return {}
+    table = read(open_table(tables_dir, "controller_timeline"), run_id,
+                 ["cluster", "seq", "controller_id"])
+    return {(c, s): b for c, s, b in zip(*(table.column(n).to_pylist() for n in table.column_names),
+                                          strict=True) if s is not None and b is not None}
 
 
 def run_ends(tables_dir: Path, run_id: str) -> dict[str, int]:

@@ -341,8 +341,22 @@ def _own_record(own: dict[int, int], event: int) -> Callable[[Part], int]:
 
 
 def _cause(r: MetadataRecord) -> Cause:
+    """The record type, and for a broker record its broker. A
+    `BrokerRegistrationChangeRecord` fences, unfences or starts a controlled shutdown
+    (`ReplicationControlManager.handleBrokerFenced` / `handleBrokerUnfenced` /
+    `handleBrokerInControlledShutdown`): its cause says which, as the record's fields do."""
     broker = r.broker_id if r.record_type in _BROKER_RECORDS else None
+    if r.record_type == K.BROKER_REGISTRATION_CHANGE:
+        return f"{r.record_type}({_registration_change(r)})", broker
     return r.record_type, broker
+
+
+def _registration_change(r: MetadataRecord) -> str:
+    if r.in_controlled_shutdown:
+        return "in controlled shutdown"
+    if r.fenced is not None:
+        return "fenced" if r.fenced else "unfenced"
+    return "unchanged"
 
 
 _BROKER_RECORDS = frozenset((K.REGISTER_BROKER, K.UNREGISTER_BROKER, K.FENCE_BROKER,

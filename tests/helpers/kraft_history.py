@@ -10,6 +10,9 @@ from statemachine.kraft.records import MetadataRecord
 
 TID = "orders-id"
 BRCR = K.BROKER_REGISTRATION_CHANGE
+# The cause a window names for a registration change: the record with its effect.
+FENCED, UNFENCED = f"{BRCR}(fenced)", f"{BRCR}(unfenced)"
+SHUTDOWN = f"{BRCR}(in controlled shutdown)"
 PCR = K.PARTITION_CHANGE
 
 

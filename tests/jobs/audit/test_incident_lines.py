@@ -62,3 +62,27 @@ def test_a_failover_names_the_broker_it_found_lost() -> None:
                                             "under_min_isr_partition_seconds": 4.0,
                                             "seconds": 2.0}]))
     assert "ControllerFailover that found broker 1 lost at 2026-01-01" in line
+
+
+def test_a_failover_that_lost_no_broker_names_the_controller_it_elected() -> None:
+    """With no broker lost, the windows name the new controller (2); the line must not say
+    broker 2 was lost."""
+    line = incident_line(incident(cause_event="ControllerFailover", cause_broker=2,
+                                  new_controller=2))
+    assert "ControllerFailover to broker 2 (no broker lost) at 2026-01-01" in line
+    assert "lost at" not in line
+    # Elected 2, lost 1: the broker lost is named.
+    assert "ControllerFailover that found broker 1 lost" in incident_line(
+        incident(cause_event="ControllerFailover", cause_broker=1, new_controller=2))
+
+
+def test_a_kraft_incident_says_what_the_record_did_to_the_broker() -> None:
+    fenced = incident_line(incident(cause_event="BrokerRegistrationChangeRecord(fenced)",
+                                    cause_broker=2))
+    assert fenced.startswith("incident at seq 3064: broker 2 fenced "
+                             "(BrokerRegistrationChangeRecord) at ")
+    shutdown = incident_line(incident(
+        cause_event="BrokerRegistrationChangeRecord(in controlled shutdown)", cause_broker=4))
+    assert "broker 4 in controlled shutdown (BrokerRegistrationChangeRecord)" in shutdown
+    assert "broker 5 fenced (FenceBrokerRecord)" in incident_line(
+        incident(cause_event="FenceBrokerRecord"))

@@ -63,6 +63,23 @@ def test_an_incident_of_two_brokers_names_both_with_their_shares(tables: Path,
             "partition-seconds offline (91%), back after 442.0 s)") in row
 
 
+def test_a_failover_incident_names_the_lost_broker_not_the_new_controller(
+        tables: Path, tmp_path: Path) -> None:
+    """The fixture's failover at seq 15 elected broker 3: an incident it opened naming 3
+    lost no broker; one naming broker 1 found 1 lost."""
+    failover = {"cause_event": "ControllerFailover", "recovery_event": None}
+    write_table(tables, "incidents", [incident(15, 4.0, **failover, cause_broker=3)], "r1")
+    html = write_report(tables, tmp_path / "r.html").read_text(encoding="utf-8")
+    start = html.index('data-incident="15"')
+    assert "ControllerFailover to broker 3 (no broker lost)" in \
+        html[start:html.index("</tr>", start)]
+    write_table(tables, "incidents", [incident(15, 4.0, **failover, cause_broker=1)], "r1")
+    html = write_report(tables, tmp_path / "r2.html").read_text(encoding="utf-8")
+    start = html.index('data-incident="15"')
+    assert "ControllerFailover that found broker 1 lost" in \
+        html[start:html.index("</tr>", start)]
+
+
 def test_changes_are_listed_in_the_digest_order(tables: Path, tmp_path: Path) -> None:
     first = [{"seq": 7, "ts": at(7), "topic": "t", "partition": 1, "broker_id": None,
               "detail": "2 -> 3"}]

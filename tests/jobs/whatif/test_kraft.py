@@ -116,7 +116,8 @@ def test_the_variant_tables(spark: Any, out: Path) -> None:
                      for r in windows.where("kind = 'offline'").collect()
                      if r.variant in ("fail-broker-1", "shutdown-broker-1"))
     assert offline == [("fail-broker-1", "orders", 1, "FenceBrokerRecord", 1),
-                       ("shutdown-broker-1", "orders", 1, "BrokerRegistrationChangeRecord", 1)]
+                       ("shutdown-broker-1", "orders", 1,
+                        "BrokerRegistrationChangeRecord(in controlled shutdown)", 1)]
     states = {(r.variant, r.topic, r.partition): (r.leader, list(r.isr))
               for r in spark.read.parquet(str(out / "partition_states")).collect()}
     assert states[("fail-broker-1", "orders", 0)] == (2, [2])

@@ -14,8 +14,11 @@ from statemachine.kraft.records import MetadataRecord
 from statemachine.rows import BrokerIntervalRow, ControllerRow, PartitionWindowRow
 from tests.helpers.kraft_history import (
     BRCR,
+    FENCED,
     PCR,
+    SHUTDOWN,
     TID,
+    UNFENCED,
     batch,
     fence_1,
     leader_change,
@@ -54,13 +57,13 @@ def test_fence_then_unfence_windows_epochs_and_incident_by_hand() -> None:
                *batch(40, 2, pcr(1, isr=(2, 1)))]
     out = fold(records)
     created = (K.PARTITION, None)
-    fenced = (BRCR, 1)
+    fenced = (FENCED, 1)
     # Each window sits at the partition's own record of the fence's batch (p0 at 20, p1
     # at 21, p2 at 22) and belongs to the fence (23); p2's ends at its own election (31),
     # which belongs to the unfence (30).
     assert out.partition_windows == [
         # Closed, in the order they closed.
-        win(2, "offline", 22, 31, fenced, (BRCR, 1), event=23),
+        win(2, "offline", 22, 31, fenced, (UNFENCED, 1), event=23),
         win(1, "under_min_isr", 21, 40, fenced, (PCR, None), event=23),
         win(1, "under_replicated", 21, 40, fenced, (PCR, None)),
         # Open at the end: p0 has ISR [2, 3] of 3, p2 ISR [1] of 2 (and of min 2).
@@ -81,7 +84,7 @@ def test_fence_then_unfence_windows_epochs_and_incident_by_hand() -> None:
     assert (first.incident_id, first.cause_event, first.end_seq) == (11, K.PARTITION, None)
     assert (incident.incident_id, incident.cause_event, incident.cause_broker,
             incident.peak_partitions_offline, incident.partitions_affected,
-            incident.end_seq, incident.recovery_event) == (23, BRCR, 1, 1, 2, 40, PCR)
+            incident.end_seq, incident.recovery_event) == (23, FENCED, 1, 1, 2, 40, PCR)
     assert out.counts.applied == 18 and out.counts.control == 2 and out.findings == []
 
 
@@ -105,7 +108,7 @@ def test_broker_and_controller_timelines() -> None:
 def test_only_isr_member_fenced_goes_offline_at_the_fence() -> None:
     out = fold([*setup(), *fence_1(20)])
     offline = [w for w in out.partition_windows if w.kind == "offline"]
-    assert offline == [win(2, "offline", 22, None, (BRCR, 1), event=23)]
+    assert offline == [win(2, "offline", 22, None, (FENCED, 1), event=23)]
     assert states(out)[2] == (2, "OfflinePartition", -1, 1, (1,), 1, 1, "RECOVERED")
 
 
@@ -116,7 +119,7 @@ def test_unclean_election_ending_an_offline_window_counts_in_its_incident() -> N
     `PartitionChangeBuilder.java:332-365`)."""
     out = fold([*setup(), *fence_1(20),
                 *batch(30, 1, pcr(2, leader=3, isr=(3,), leader_recovery_state=K.RECOVERING))])
-    assert win(2, "offline", 22, 30, (BRCR, 1), (PCR, None), event=23) in out.partition_windows
+    assert win(2, "offline", 22, 30, (FENCED, 1), (PCR, None), event=23) in out.partition_windows
     assert states(out)[2] == (2, "OnlinePartition", 3, 2, (3,), 2, 1, "RECOVERING")
     (finding,) = out.findings
     assert (finding.seq, finding.topic, finding.partition, finding.kind) == (
@@ -133,7 +136,7 @@ def test_fence_without_partition_changes_still_takes_the_leader_away() -> None:
                                                      fenced=True)))])
     offline = sorted((w.partition, w.start_seq, w.cause_event, w.cause_broker)
                      for w in out.partition_windows if w.kind == "offline")
-    assert offline == [(0, 20, BRCR, 1), (2, 20, BRCR, 1)]
+    assert offline == [(0, 20, FENCED, 1), (2, 20, FENCED, 1)]
 
 
 def test_topic_deletion_closes_its_windows_and_removes_its_partitions() -> None:
@@ -184,10 +187,10 @@ def test_controlled_shutdown_moves_leadership_after_the_registration_change() ->
     opened = sorted((w.partition, w.kind, w.start_seq, w.cause_event, w.cause_broker,
                      w.incident_id) for w in out.partition_windows if w.start_seq >= 20)
     # At each partition's own record (21, 22, 23), of the shutdown's incident (20).
-    assert opened == [(0, "under_replicated", 21, BRCR, 1, None),
-                      (1, "under_min_isr", 22, BRCR, 1, 20),
-                      (1, "under_replicated", 22, BRCR, 1, None),
-                      (2, "offline", 23, BRCR, 1, 20)]
+    assert opened == [(0, "under_replicated", 21, SHUTDOWN, 1, None),
+                      (1, "under_min_isr", 22, SHUTDOWN, 1, 20),
+                      (1, "under_replicated", 22, SHUTDOWN, 1, None),
+                      (2, "offline", 23, SHUTDOWN, 1, 20)]
     assert [(r.broker_id, r.status) for r in out.broker_timeline if r.seq_to is None] == [
         (1, "shutting_down"), (2, "live"), (3, "live")]
 

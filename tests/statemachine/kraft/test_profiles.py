@@ -11,7 +11,7 @@ from statemachine.kraft import records as K
 from statemachine.kraft.fold import OUTSIDE_PROFILE, KraftOutputs, fold
 from statemachine.kraft.profiles import PROFILES, kraft_profile_for
 from statemachine.kraft.records import MetadataRecord
-from tests.helpers.kraft_history import BRCR, batch, fence_1, pcr, setup, states
+from tests.helpers.kraft_history import BRCR, UNFENCED, batch, fence_1, pcr, setup, states
 
 
 @pytest.mark.parametrize(("version", "profile"), [
@@ -65,7 +65,7 @@ def test_elr_election_is_clean_on_4_0() -> None:
     offline = [(w.partition, w.start_seq, w.end_seq, w.end_event)
                for w in out.partition_windows if w.kind == "offline"]
     # From p2's own record of the fence's batch (22) to its own election (31).
-    assert offline == [(2, 22, 31, BRCR)]
+    assert offline == [(2, 22, 31, UNFENCED)]
 
 
 def test_elr_in_a_3x_log_is_outside_the_profile() -> None:

@@ -23,7 +23,7 @@ from statemachine.kraft.variant import (
     anchors_of,
 )
 from tests.helpers.kraft_history import (
-    BRCR,
+    FENCED,
     batch,
     fence_1,
     leader_change,
@@ -78,7 +78,7 @@ def test_broker_1_fenced_at_10s_and_held_dead() -> None:
     election (30-31) are broker 1's own operations while it is dead: dropped. p1's ISR
     change at 40 names broker 1: it no longer applies."""
     out, v = run(history(), Injected(FENCE, 1, 10 * S))
-    assert offline(out) == [(2, 14, 10 * S, None, None, BRCR, 1)]
+    assert offline(out) == [(2, 14, 10 * S, None, None, FENCED, 1)]
     assert leaders(out) == {0: (2, (2, 3)), 1: (2, (2,)), 2: (-1, (1,))}
     assert (v.counts.dropped, v.counts.injected, v.counts.edited) == (6, 4, 0)
     [late] = [f for f in out.findings if f.kind == NO_LONGER_APPLIES]
@@ -92,7 +92,7 @@ def test_broker_1_back_after_25s() -> None:
     offline 25 s, from its own record of the fence (14) to its own election (35); the log's
     ISR change at 40 applies again (its leader 2 is in it)."""
     out, v = run(history(), Injected(FENCE, 1, 10 * S), Injected(UNFENCE, 1, 35 * S))
-    assert offline(out) == [(2, 14, 10 * S, 35, 35 * S, BRCR, 1)]
+    assert offline(out) == [(2, 14, 10 * S, 35, 35 * S, FENCED, 1)]
     assert leaders(out) == {0: (2, (2, 3)), 1: (2, (2, 1)), 2: (1, (1,))}
     assert not [f for f in out.findings if f.kind == NO_LONGER_APPLIES]
     assert (v.counts.dropped, v.counts.injected) == (6, 6)
