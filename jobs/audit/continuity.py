@@ -50,8 +50,9 @@ def late_events(inputs: AuditInputs) -> DataFrame:
     """CRITICAL: rows arrived after the checkpoint had replayed past their seqs (a night
     delivered late). They were not applied: the tables miss them."""
     rows = inputs.summary.where(F.col("rows_late") > 0)
+    at = "metadata-log offsets" if inputs.kraft else "seqs"
     detail = F.format_string(
-        "%d row(s) at seqs %d-%d arrived after the checkpoint had applied past them and "
+        f"%d row(s) at {at} %d-%d arrived after the checkpoint had applied past them and "
         f"were not replayed; {REBUILD_HINT}",
         F.col("rows_late"), F.col("late_seq_min"), F.col("late_seq_max"))
     return check_frame(rows, "late_events", CRITICAL, detail)

@@ -18,7 +18,7 @@ from pyspark.sql import functions as F
 from jobs.common.exitcodes import BadInput
 from jobs.store.filesystem import path_exists
 from jobs.store.latest_state import read_state
-from jobs.store.layout import partition_path
+from jobs.store.layout import partition_path, table_path
 from jobs.store.tables import read_table, read_table_or_empty
 from schemas.tables import STATE_TABLES
 
@@ -65,6 +65,8 @@ class AuditInputs(NamedTuple):
     bounds: dict[str, RunBounds]
     summary: DataFrame  # the run's run_summary rows: the replay's account of the log
     data_loss: DataFrame  # the run's data_loss rows (empty for a run written before it)
+    # A KRaft replay's output (it has `metadata_writes`): its seqs are metadata-log offsets.
+    kraft: bool = False
 
     @property
     def clusters(self) -> list[str]:
@@ -119,6 +121,7 @@ def read_inputs(spark: SparkSession, tables_dir: str, run_id: str,
         data_loss=read_table_or_empty(spark, tables_dir, "data_loss").where(
             (F.col("run_id") == run_id)
             & (F.lit(cluster).isNull() | (F.col("cluster") == F.lit(cluster)))),
+        kraft=path_exists(table_path(tables_dir, "metadata_writes")),
     )
 
 

@@ -71,8 +71,8 @@ def test_a_night_after_a_missing_one_names_the_offsets(nights: dict[str, Any]) -
 def test_the_missing_night_delivered_later_is_late(nights: dict[str, Any]) -> None:
     assert nights["rc1"] == 1
     checks = _checks(nights, "n1")
-    assert checks["late_events"].startswith("3 row(s) at seqs 16-18 arrived after the "
-                                            "checkpoint had applied past them")
+    assert checks["late_events"].startswith("3 row(s) at metadata-log offsets 16-18 arrived "
+                                            "after the checkpoint had applied past them")
     assert "--rebuild" in checks["late_events"]
     assert "missing_events" not in checks  # nothing beyond what was folded is new
     figures = nights["n1"]["clusters"]["k1"]
