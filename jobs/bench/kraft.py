@@ -13,7 +13,9 @@ history (`make bench-kraft`).
    folded by topic bucket (`jobs.bench.kraft_split`, `--split N` buckets, 0: none);
 3. the replay job end to end (`python -m jobs.replay`, local[*]) in a subprocess, its CPU
    and peaks sampled per role (`jobs.bench.job.run_spark`);
-4. prints both and writes bench.json's `kraft.<size>` section (BENCHMARKS.md shows it).
+4. with `--spark-split`, the by-topic fold on Spark (`jobs.bench.kraft_spark_split`), its
+   whole process tree's wall and CPU seconds (`jobs.bench.proc_io`);
+5. prints them and writes bench.json's `kraft.<size>` section (BENCHMARKS.md shows it).
 
 Figures, never assertions.
 """
@@ -155,6 +157,21 @@ def run_fold(events: Path, buckets: int = 0) -> dict[str, Any]:
             "process_s": round(time.perf_counter() - t0, 2), "cpu_s": usage.seconds()}
 
 
+def run_spark_split(events: Path, buckets: int, work: Path) -> dict[str, Any]:
+    """`jobs.bench.kraft_spark_split` under `jobs.bench.proc_io`: its figures, with the
+    wall and CPU seconds of its whole process tree (JVM and Python workers included)."""
+    result = work / "spark-split.json"
+    cmd = [sys.executable, "-m", "jobs.bench.proc_io", str(result), "--", sys.executable,
+           "-m", "jobs.bench.kraft_spark_split", str(events), "--buckets", str(buckets),
+           "--out", str(work / "spark-split"), "--quiet"]
+    env = dict(os.environ, SPARK_LOCAL_IP="127.0.0.1", PYSPARK_PYTHON=sys.executable)
+    out = subprocess.run(cmd, cwd=REPO_ROOT, env=env, capture_output=True, text=True,
+                         check=True)
+    tree = json.loads(result.read_text())
+    return {**json.loads(out.stdout.strip().splitlines()[-1]),
+            "process_s": tree["seconds"], "cpu_s": round(tree["cpu_s"], 2)}
+
+
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     from jobs.sim.kraft_history import SIZES
 
@@ -165,6 +182,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     ap.add_argument("--split", type=int, default=16, metavar="N",
                     help="topic buckets of the split figures (jobs.bench.kraft_split)")
     ap.add_argument("--skip-spark", action="store_true", help="the single-process fold only")
+    ap.add_argument("--spark-split", action="store_true",
+                    help="also the by-topic fold on Spark (jobs.bench.kraft_spark_split)")
     ap.add_argument("--core-json", metavar="EVENTS", help=argparse.SUPPRESS)
     ap.add_argument("--json", default=str(BENCH_JSON), help="figures file (bench.json)")
     ap.add_argument("--markdown", default=str(BENCH_MARKDOWN), help="BENCHMARKS.md to rewrite")
@@ -194,13 +213,16 @@ def run_bench_kraft(argv: list[str], _spark: object) -> int:
               "load_avg_1m": {"start": round(load_before, 2),
                               "end": round(os.getloadavg()[0], 2)},
               "fold": fold, "spark": spark}
+    if args.spark_split:
+        result["spark_split"] = run_spark_split(events, args.split or 16,
+                                                CACHE / f"kraft-{args.size}-split")
     record_section("kraft", args.size, result, bench_file(args.json), bench_file(args.markdown))
     print_figures(result)
     return 0 if args.skip_spark or spark.get("rc") == 0 else 1
 
 
 def print_figures(result: dict[str, Any]) -> None:
-    fold, spark = result["fold"], result["spark"]
+    fold, spark, by_topic = result["fold"], result["spark"], result.get("spark_split")
     print(f"\nKRaft history '{result['size']}': {fold['records']:,} records, "
           f"{fold['partitions']:,} partitions; load {result['load_avg_1m']}")
     print(f"single-process fold: {fold['process_s']} s wall, {fold['cpu_s']} CPU-s "
@@ -214,6 +236,11 @@ def print_figures(result: dict[str, Any]) -> None:
         print(f"replay job:          {spark['spark_seconds']} s wall, "
               f"{spark['cpu_s']['total']} CPU-s (stages {spark['spark_stages_s']}), "
               f"peaks {spark['memory_mb']} MB")
+    if by_topic:
+        print(f"by topic on Spark:   {by_topic['process_s']} s wall, {by_topic['cpu_s']} CPU-s "
+              f"(session {by_topic['session_s']} s, grouped fold {by_topic['grouped_fold_s']} s;"
+              f" workers' convert {by_topic['workers_convert_cpu_s']} and fold "
+              f"{by_topic['workers_fold_cpu_s']} CPU-s)")
 
 
 if __name__ == "__main__":

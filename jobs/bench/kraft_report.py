@@ -26,6 +26,10 @@ def _spark(r: Run, cell: str) -> str:
     return f"{mem.get('driver_python', '–')} / {mem.get('driver_jvm', '–')}"
 
 
+def _by_topic(split: Run | None) -> str:
+    return "–" if not split else f"{split['process_s']:g} / {split['cpu_s']:g}"
+
+
 def kraft_table(kraft: dict[str, Run]) -> list[str]:
     if not kraft:
         return []
@@ -34,11 +38,15 @@ def kraft_table(kraft: dict[str, Run]) -> list[str]:
              "the replay job end to end (`python -m jobs.replay`, local[*]) beside the "
              "single-process fold of the same records (pyarrow read, `fold_cluster`, "
              "continuity, every table's Arrow batches; the process's wall and CPU seconds, "
-             "imports included).", "",
+             "imports included). By topic on Spark (`--spark-split`): the same records grouped "
+             "by (cluster, topic bucket) and folded on the executors "
+             "(`jobs.bench.kraft_spark_split`), the whole process tree's wall and CPU seconds.",
+             "",
              "| size | measured (UTC) | records | partitions | fold wall (s) | fold CPU (s) "
              "| fold stages (s) | job wall (s) | job CPU (s) | job stages (s) "
-             "| job driver peaks python / JVM (MB) | load (1 min) start / end |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "| job driver peaks python / JVM (MB) | by topic on Spark wall / CPU (s) "
+             "| load (1 min) start / end |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for size in sorted(kraft, key=lambda s: kraft[s]["fold"]["records"]):
         r = kraft[size]
         f = r["fold"]
@@ -46,6 +54,6 @@ def kraft_table(kraft: dict[str, Run]) -> list[str]:
             f"| {size} | {r['measured_at']} | {f['records']:,} | {f['partitions']:,} "
             f"| {f['process_s']:g} | {f['cpu_s']:g} | {_stages(f['stages_s'])} "
             f"| {_spark(r, 'wall')} | {_spark(r, 'cpu')} | {_spark(r, 'stages')} "
-            f"| {_spark(r, 'peaks')} "
+            f"| {_spark(r, 'peaks')} | {_by_topic(r.get('spark_split'))} "
             f"| {r['load_avg_1m']['start']} / {r['load_avg_1m']['end']} |")
     return [*lines, ""]

@@ -22,11 +22,12 @@ def test_one_row_per_size_smallest_first() -> None:
     spark = {"rc": 0, "spark_seconds": 40.0, "cpu_s": {"total": 55.0},
              "spark_stages_s": {"replay": 9.0}, "memory_mb": {"driver_python": 300,
                                                               "driver_jvm": 900}}
-    lines = kraft_table({"bench": _run(2000, spark), "small": _run(100, {})})
+    bench = {**_run(2000, spark), "spark_split": {"process_s": 90.0, "cpu_s": 50.5}}
+    lines = kraft_table({"bench": bench, "small": _run(100, {})})
     rows = [line for line in lines if line.startswith("| small") or line.startswith("| bench")]
     assert [r.split(" | ")[0] for r in rows] == ["| small", "| bench"]
-    assert "| 40 | 55 | replay 9 | 300 / 900 |" in rows[1]
-    assert "| – | – | – | – |" in rows[0]
+    assert "| 40 | 55 | replay 9 | 300 / 900 | 90 / 50.5 |" in rows[1]
+    assert "| – | – | – | – | – |" in rows[0]
     assert kraft_table({}) == []
 
 

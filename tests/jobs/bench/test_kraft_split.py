@@ -1,12 +1,16 @@
-"""The by-topic split the KRaft bench measures (`jobs.bench.kraft_split`): on a simulated
-history of several topics, folding each bucket's records with the cluster-scope ones gives
-the whole fold's partition states, windows and findings, and the cluster-scope records
-alone its timelines (pure: the segments decoded by the ingest's decoder)."""
+"""The by-topic split the KRaft bench measures (`jobs.bench.kraft_split`, and its Spark
+groups' function in `jobs.bench.kraft_spark_split`): on a simulated history of several
+topics, folding each bucket's records with the cluster-scope ones gives the whole fold's
+partition states, windows and findings, and the cluster-scope records alone its
+timelines (pure: the segments decoded by the ingest's decoder, no Spark)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import pyarrow as pa
+
+from jobs.bench.kraft_spark_split import fold_group
 from jobs.bench.kraft_split import split, split_figures, topic_of
 from jobs.ingest.kraft.inputs import SEGMENT, Input, decode_all
 from jobs.sim.kraft_history import KraftSize, simulate, write_log
@@ -50,3 +54,21 @@ def test_topic_records_go_to_their_topic_and_broker_records_are_cluster_scope() 
                MetadataRecord(2, 2, 1, 0, K.REGISTER_BROKER, broker_id=1)]
     shared, by_bucket = split(records, 4)
     assert shared == [2] and list(by_bucket.values()) == [[0, 1]]
+
+
+def test_a_spark_group_folds_its_topics_with_the_cluster_scope_records(tmp_path: Path) -> None:
+    # `kraft_spark_split.fold_group`, the function each (cluster, bucket) group runs, given
+    # the group's rows and the broadcast cluster-scope rows as Arrow tables.
+    records = _records(tmp_path)
+    whole = fold(records, profile=kraft_profile_for("3.7"))
+    shared_ids, by_bucket = split(records, 2)
+    table = pa.Table.from_pylist([{"cluster": "c", **r._asdict()} for r in records])
+    shared = table.take(shared_ids)
+    states = []
+    for bucket, ids in by_bucket.items():
+        out = fold_group(shared, (pa.scalar("c"), pa.scalar(bucket)), table.take(ids))
+        assert set(out.column("bucket").to_pylist()) == {bucket}
+        states += [(r["topic"], r["partition"], r["leader"], r["leader_epoch"])
+                   for r in out.to_pylist()]
+    assert sorted(states) == sorted((s.topic, s.partition, s.leader, s.leader_epoch)
+                                    for s in whole.partition_states)
