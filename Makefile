@@ -8,6 +8,7 @@ CORE_SOURCES := $(filter-out statemachine/__init__.py,$(wildcard statemachine/*.
 SO := .cpython-*.so
 OUT ?= out
 BENCH ?= bench
+KRAFT_SIZE ?= bench
 DIST ?= dist
 
 .DEFAULT_GOAL := help
@@ -121,6 +122,9 @@ bench-nightly: install ## first run over 99% of the bench log with a checkpoint,
 bench-month: install ## the bench log cut into 30 nights, replayed night after night on one checkpoint; into out/bench/
 	$(PY) -m jobs.bench.month --preset $(BENCH)
 
+bench-kraft: install ## KRaft replay job vs the single-process KRaft fold on a simulated history (KRAFT_SIZE=bench); into out/bench/
+	$(PY) -m jobs.bench.kraft --size $(KRAFT_SIZE)
+
 bench-whatif: install ## fail_each_broker sweep vs one plain replay of the bench log; into out/bench/
 	$(PY) -m jobs.bench.whatif_sweep --preset $(BENCH)
 
@@ -152,4 +156,4 @@ cluster-test: install ## spark-submit the replay to a standalone master + 2 work
 clean: ## remove build and run outputs (keeps .venv)
 	rm -rf dist build build-core.log $(OUT) .pytest_cache .mypy_cache .ruff_cache
 
-.PHONY: help install compile-core uncompile-core test-interpreted run kraft-sample report-sample browser test test-fast test-core lint typecheck bench-core bench bench-record bench-nightly bench-month package cluster-test clean ingest-sample audit-sample whatif-sample bench-whatif bench-whatif-fold node-exporter
+.PHONY: help install compile-core uncompile-core test-interpreted run kraft-sample report-sample browser test test-fast test-core lint typecheck bench-core bench bench-record bench-nightly bench-month package cluster-test clean ingest-sample audit-sample whatif-sample bench-whatif bench-whatif-fold bench-kraft node-exporter

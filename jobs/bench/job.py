@@ -31,14 +31,16 @@ from typing import Any, NamedTuple
 import pyarrow.parquet as pq
 
 from jobs.bench.core import BENCH_JSON, BENCH_MARKDOWN, REPO_ROOT, bench_file, cached_log
+from jobs.bench.kraft_report import kraft_table
 from jobs.bench.month_report import month_table
 from jobs.bench.process_tree import ResourceUsage, TreeSampler
 from jobs.common.cli import command_parser
 from jobs.common.command import run_job
 
 RUN_ID = "bench"
-# The sections of bench.json other commands than `make bench` write.
-SECTIONS = ("runs", "nightly", "whatif", "core_runs", "month")  # kept across runs, not this run's
+# The sections of bench.json other commands than `make bench` write: kept across runs, not
+# this run's.
+SECTIONS = ("runs", "nightly", "whatif", "core_runs", "month", "kraft")
 
 
 def run_spark(events_dir: Path, out_dir: Path, buckets: int | None, run_id: str = RUN_ID,
@@ -316,7 +318,8 @@ def _load(load: dict[str, float] | None) -> str:
 def render_markdown(runs: dict[str, Run], mach: dict[str, str], log: str = LOG_START,
                     nightly: dict[str, Run] | None = None,
                     whatif: dict[str, Run] | None = None,
-                    month: dict[str, Run] | None = None) -> str:
+                    month: dict[str, Run] | None = None,
+                    kraft: dict[str, Run] | None = None) -> str:
     """The generated part (the machine and the results table), then `log` unchanged."""
     lines = [
         INTRO,
@@ -332,6 +335,7 @@ def render_markdown(runs: dict[str, Run], mach: dict[str, str], log: str = LOG_S
         *nightly_table(nightly or {}),
         *whatif_table(whatif or {}),
         *month_table(month or {}),
+        *kraft_table(kraft or {}),
     ]
     return "\n".join(lines) + "\n" + log
 
@@ -462,9 +466,10 @@ def write_reports(result: Run, json_path: Path, markdown: Path) -> None:
     json_path.write_text(json.dumps({**result, "machine": mach, "runs": runs,
                                      "nightly": nightly, "whatif": whatif,
                                      "core_runs": old.get("core_runs", {}),
-                                     "month": old.get("month", {})}, indent=2) + "\n")
+                                     "month": old.get("month", {}),
+                                     "kraft": old.get("kraft", {})}, indent=2) + "\n")
     markdown.write_text(render_markdown(runs, mach, kept_log(markdown), nightly, whatif,
-                                        old.get("month", {})))
+                                        old.get("month", {}), old.get("kraft", {})))
 
 
 def print_summary(result: Run) -> None:

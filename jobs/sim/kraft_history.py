@@ -15,6 +15,12 @@ partitions it can lead elect it), its followers rejoining the ISRs 30 s after
 moved off) and comes back with a new registration; a topic is created and deleted; the
 quorum leader changes once (a `LeaderChangeMessage`, a new epoch). A `NoOpRecord` every
 500 ms fills the rest, as `metadata.max.idle.interval.ms` does.
+
+A size (`SIZES`, `--size` of `python -m jobs.bench.kraft`) adds `topics` topics of
+`partitions` partitions each (three replicas, one topic per creation batch) on `brokers`
+brokers after the three above, so that every fence, unfence and rejoin writes one record
+for each partition the broker holds: `sample` is the history above alone, `large` a
+cluster of a million partitions.
 """
 
 from __future__ import annotations
@@ -26,6 +32,29 @@ from pathlib import Path
 from jobs.sim.kraft_encoder import Rec, batch_bytes, control_rec, meta, topic_id
 
 CONTROLLERS = (3000, 3001)
+
+
+@dataclass(frozen=True)
+class KraftSize:
+    """How big a simulated cluster is: its brokers, and the topics added to the three of
+    every history (`topics` x `partitions`)."""
+
+    name: str
+    brokers: int
+    topics: int
+    partitions: int
+
+    @property
+    def total_partitions(self) -> int:
+        return 24 + self.topics * self.partitions
+
+
+SIZES = {s.name: s for s in (
+    KraftSize("sample", 6, 0, 0),
+    KraftSize("small", 6, 20, 50),  # 1,024 partitions
+    KraftSize("bench", 12, 200, 250),  # 50,024 partitions
+    KraftSize("large", 30, 1000, 1000),  # 1,000,024 partitions
+)}
 
 
 @dataclass
@@ -151,9 +180,13 @@ class KraftSim:
             "grantingVoters": [{"voterId": leader}]})], control=True)
 
 
-def simulate(minutes: int = 120, brokers: int = 6, seed: int = 1) -> KraftSim:
-    """The history (module docstring), `minutes` long."""
+def simulate(minutes: int = 120, brokers: int = 6, seed: int = 1,
+             size: KraftSize | None = None) -> KraftSim:
+    """The history (module docstring), `minutes` long; `size` sets the brokers and adds
+    its topics."""
     rng = random.Random(seed)
+    if size is not None:
+        brokers = size.brokers
     sim = KraftSim(brokers)
     sim.quorum_leader(0, CONTROLLERS[0])
     sim.write(0, [meta("FeatureLevelRecord", {"name": "metadata.version",
@@ -164,6 +197,9 @@ def simulate(minutes: int = 120, brokers: int = 6, seed: int = 1) -> KraftSim:
     sim.create_topic(0, "orders", 12, 3, 0)
     sim.create_topic(0, "payments", 6, 3, 1, min_isr=2)
     sim.create_topic(0, "audit-log", 6, 1, 0)  # one replica: offline while it is fenced
+    if size is not None:
+        for t in range(size.topics):
+            sim.create_topic(0, f"t{t:05d}", size.partitions, 3, t)
     events: list[tuple[int, int, str, int]] = []  # (ms, order, what, broker)
     for start in range(5, minutes - 10, 15):
         b = rng.randint(1, brokers)
