@@ -152,7 +152,10 @@ def _ts_backwards(per_seq: pa.Table, tolerance_us: int) -> list[int]:
     if earliest.size < 2:
         return []
     before = np.maximum.accumulate(latest)[:-1]
-    regress = np.flatnonzero(earliest[1:] < before - tolerance_us) + 1
+    # No earlier time at all: nothing to run back from (and `before - tolerance_us` would
+    # wrap around below the smallest int64).
+    timed = before > np.iinfo(np.int64).min
+    regress = np.flatnonzero(timed & (earliest[1:] < before - tolerance_us)) + 1
     return [int(s) for s in per_seq.column("seq").to_numpy()[regress]]
 
 

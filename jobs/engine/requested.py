@@ -28,7 +28,7 @@ Listed = tuple[int, int | None, str | None, int | None, int | None, str | None]
 Requested = tuple[str, int, tuple[Listed, ...]]
 
 
-def _detail(event_type: str, unclean: bool | None) -> str | None:
+def detail(event_type: str, unclean: bool | None) -> str | None:
     if event_type == ET.TOPIC_CONFIG_CHANGED and unclean is not None:
         return f"unclean.leader.election.enable={str(unclean).lower()}"
     return None
@@ -56,6 +56,6 @@ def requested(rows: pa.Table, applied_through: int | None) -> tuple[Requested, .
             continue
         head = these.slice(0, FIRST).to_pylist()
         first = tuple((r["seq"], r["ts_us_min"], r["topic"], r["partition"], r["broker_id"],
-                       _detail(event_type, r["unclean_first"])) for r in head)
+                       detail(event_type, r["unclean_first"])) for r in head)
         out.append((change, these.num_rows, first))
     return tuple(out)
