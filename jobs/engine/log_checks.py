@@ -1,6 +1,8 @@
 """What a run's new rows say about the log itself: the seq range, the seqs that never
 arrived, the rows that came late, two different events at one seq, and time running
-backwards. Read on the driver from the same files the replay reads (`jobs.engine.timeline`).
+backwards. Here as a pure reading of a table of rows (pyarrow), the definition that the
+replay's Spark query (`jobs.engine.log_checks_query`, one summary per block of seqs for the
+driver) is tested against, case by case.
 
 The seq is the controller's queue position (`ControllerEventManager` processes one event at
 a time, in order), so a cluster's seqs are consecutive: a hole between two seqs that did

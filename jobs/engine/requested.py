@@ -2,9 +2,10 @@
 administrative events whose outcome no output table names by its request (an election
 writes the partition state whatever asked for it; a config change writes nothing).
 
-Counted on the driver from the same narrow rows the log's facts come from
-(`jobs.engine.log_checks`), and kept with those facts in the checkpoint's history, so a
-rerun of a killed run lists the same requests. A late row (at or below what the committed
+Counted with the log's facts, by the same Spark query (`jobs.engine.log_checks_query`: per
+block of seqs, summed on the driver; `requested` here is the pure reading of a table of
+rows), and kept with those facts in the checkpoint's history, so a rerun of a killed run
+lists the same requests. A late row (at or below what the committed
 runs applied) asked nothing of this run.
 """
 
