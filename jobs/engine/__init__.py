@@ -6,9 +6,11 @@ A ZooKeeper-mode run, in the order it goes (`replay_run` strings the `stages` to
     settings.py         one run's settings, the controller config, the stage clock
     event_log.py        check every event file's footer (fail fast), open the log as a stream
     log_history.py      what earlier runs of the checkpoint already scanned (a night reads one day)
-    timeline_scan.py    the timeline scan's read of the log with pyarrow on the driver
+    timeline_scan.py    the timeline scan's read of the log with pyarrow on the driver (clusters,
+                        timeline rows; batch by batch)
     timeline.py         the cluster timeline: broker and controller events, folded on the driver
     log_checks.py       what the new rows say about the log: seq range, gaps, late, conflicts
+    log_checks_query.py the same checks as Spark aggregations: one summary per block of seqs
     plausibility.py     rows that honour the contract's types but cannot be true
     keying.py           validate each row (quarantine reason) and key it by (cluster, bucket)
     pack.py             pack each input batch's rows into one payload per group

@@ -1,6 +1,8 @@
 """What a run's new rows say about the log itself: the seq range, the seqs that never
 arrived, the rows that came late, two different events at one seq, and time running
-backwards. Read on the driver from the same files the replay reads (`jobs.engine.timeline`).
+backwards. Here as a pure reading of a table of rows (pyarrow), the definition that the
+replay's Spark query (`jobs.engine.log_checks_query`, one summary per block of seqs for the
+driver) is tested against, case by case.
 
 The seq is the controller's queue position (`ControllerEventManager` processes one event at
 a time, in order), so a cluster's seqs are consecutive: a hole between two seqs that did
@@ -152,7 +154,10 @@ def _ts_backwards(per_seq: pa.Table, tolerance_us: int) -> list[int]:
     if earliest.size < 2:
         return []
     before = np.maximum.accumulate(latest)[:-1]
-    regress = np.flatnonzero(earliest[1:] < before - tolerance_us) + 1
+    # No earlier time at all: nothing to run back from (and `before - tolerance_us` would
+    # wrap around below the smallest int64).
+    timed = before > np.iinfo(np.int64).min
+    regress = np.flatnonzero(timed & (earliest[1:] < before - tolerance_us)) + 1
     return [int(s) for s in per_seq.column("seq").to_numpy()[regress]]
 
 

@@ -2,9 +2,10 @@
 administrative events whose outcome no output table names by its request (an election
 writes the partition state whatever asked for it; a config change writes nothing).
 
-Counted on the driver from the same narrow rows the log's facts come from
-(`jobs.engine.log_checks`), and kept with those facts in the checkpoint's history, so a
-rerun of a killed run lists the same requests. A late row (at or below what the committed
+Counted with the log's facts, by the same Spark query (`jobs.engine.log_checks_query`: per
+block of seqs, summed on the driver; `requested` here is the pure reading of a table of
+rows), and kept with those facts in the checkpoint's history, so a rerun of a killed run
+lists the same requests. A late row (at or below what the committed
 runs applied) asked nothing of this run.
 """
 
@@ -28,7 +29,7 @@ Listed = tuple[int, int | None, str | None, int | None, int | None, str | None]
 Requested = tuple[str, int, tuple[Listed, ...]]
 
 
-def _detail(event_type: str, unclean: bool | None) -> str | None:
+def detail(event_type: str, unclean: bool | None) -> str | None:
     if event_type == ET.TOPIC_CONFIG_CHANGED and unclean is not None:
         return f"unclean.leader.election.enable={str(unclean).lower()}"
     return None
@@ -56,6 +57,6 @@ def requested(rows: pa.Table, applied_through: int | None) -> tuple[Requested, .
             continue
         head = these.slice(0, FIRST).to_pylist()
         first = tuple((r["seq"], r["ts_us_min"], r["topic"], r["partition"], r["broker_id"],
-                       _detail(event_type, r["unclean_first"])) for r in head)
+                       detail(event_type, r["unclean_first"])) for r in head)
         out.append((change, these.num_rows, first))
     return tuple(out)

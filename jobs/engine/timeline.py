@@ -13,11 +13,15 @@ deletion-activity rows (`statemachine.cluster.DELETION_ACTIVITY`: every group wa
 queued topics at them, as Kafka's `resumeDeletions` walks every queued topic).
 
 Where pyarrow can open the files (`jobs.store.filesystem.arrow_filesystem`), they are read on the
-driver with `pyarrow.dataset` (`jobs.engine.timeline_scan`): the same files the DataFrame
-reads, no Spark job over the log. Only the few timeline rows go to Spark, as a small
-DataFrame, so that their validity is judged by the one definition of the rules
-(`jobs.engine.keying.reason_column`): a row the replay quarantines never enters a timeline.
-Elsewhere two Spark jobs scan the log.
+driver with `pyarrow.dataset` (`jobs.engine.timeline_scan`), batch by batch: the same files the
+DataFrame reads, no Spark job over the log. Only the few timeline rows are kept and go to
+Spark, as a small DataFrame, so that their validity is judged by the one definition of the
+rules (`jobs.engine.keying.reason_column`): a row the replay quarantines never enters a
+timeline. Elsewhere two Spark jobs scan the log.
+
+The log checks (seq range, gaps, late and conflicting seqs, time running backwards, the
+requests) are Spark aggregations over the executors (`jobs.engine.log_checks_query`): the
+driver receives one summary per block of seqs, never the rows.
 """
 
 from __future__ import annotations
@@ -29,9 +33,10 @@ from typing import Any
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
+from jobs.engine import log_checks_query
 from jobs.engine.group_rows import full_key
 from jobs.engine.keying import reason_column
-from jobs.engine.log_checks import SeqFacts, log_facts, narrow
+from jobs.engine.log_checks import SeqFacts
 from jobs.engine.plausibility import Plausibility
 from jobs.engine.timeline_scan import read_timeline_rows
 from schemas import event_types as ET
@@ -73,10 +78,12 @@ class ScanContext:
     seen_through: Mapping[str, int] = field(default_factory=dict)
     applied_through: Mapping[str, int] = field(default_factory=dict)
 
-    def facts_of(self, narrow_rows: Any) -> dict[str, SeqFacts]:
+    def facts_of(self, events: DataFrame) -> dict[str, SeqFacts]:
+        """The log's facts of a plain read of event files (one or two Spark jobs)."""
         rules = self.rules or Plausibility()
-        return log_facts(narrow_rows, dict(self.seen_through), dict(self.applied_through),
-                         rules.ts_backwards_tolerance_us, (rules.ts_min_us, rules.ts_max_us))
+        return log_checks_query.log_facts(
+            events, self.seen_through, self.applied_through, rules.ts_backwards_tolerance_us,
+            (rules.ts_min_us, rules.ts_max_us))
 
     def judged(self, facts: Mapping[str, SeqFacts]) -> Plausibility | None:
         """The rules with this scan's conflicting seqs (what the stream quarantines)."""
@@ -106,7 +113,7 @@ def scan_log(events: DataFrame, buckets: int, context: ScanContext | None = None
     read = read_timeline_rows(events.inputFiles())
     if read is None:  # a scheme pyarrow has no client for, or a file it cannot read as Spark
         return spark_scan(events, buckets, context)
-    facts = context.facts_of(read.narrow)
+    facts = context.facts_of(events)
     by_cluster: dict[str, set[Event]] = {c: set() for c in read.clusters}
     if read.rows.num_rows:
         # One chunk: PySpark 4.3's createDataFrame drops the rows that follow an empty
@@ -141,13 +148,13 @@ def valid_timeline_events(rows: DataFrame, rules: Plausibility | None = None
 
 def spark_scan(events: DataFrame, buckets: int, context: ScanContext | None = None
                ) -> LogScan:
-    """`scan_log` with Spark: two narrow passes over the log, and the rows' scopes
-    collected for the log's facts (a file system pyarrow cannot open)."""
+    """`scan_log` with Spark (a file system pyarrow cannot open): two narrow passes over
+    the log, and the log checks' query."""
     normalised = events.withColumn(
         "cluster", F.coalesce(F.col("cluster"), F.lit(ET.DEFAULT_CLUSTER))
     )
     context = context or ScanContext()
-    facts = context.facts_of(narrow(events.toArrow()))
+    facts = context.facts_of(events)
     rules = context.judged(facts)
     clusters = sorted(r["cluster"] for r in normalised.select("cluster").distinct().collect())
     fields = [F.unix_micros(F.col("ts")).alias("ts") if f == "ts" else F.col(f)

@@ -3,7 +3,10 @@
 The files are the ones the caller's DataFrame reads (`DataFrame.inputFiles()`, URIs),
 opened literally as Spark opens them (`jobs.store.filesystem`). Each row's cluster is read (the
 clusters a run wakes) and the whole rows of the timeline event types
-(`statemachine.cluster.TIMELINE_EVENTS`, a tiny share of a log) are kept. Whatever pyarrow
+(`statemachine.cluster.TIMELINE_EVENTS`, a tiny share of a log) are kept: the files are
+read batch by batch, and nothing else of a batch outlives it (the log checks are Spark's,
+`jobs.engine.log_checks_query`), so the driver holds a few batches and the timeline rows
+whatever the log's size. Whatever pyarrow
 might read differently from Spark is left to Spark: a scheme without a pyarrow client,
 files on more than one file system, a timestamp without a time zone, a column name that
 matches the contract only case-insensitively (Spark resolves it, pyarrow would read nulls),
@@ -22,7 +25,6 @@ import pyarrow.dataset as ds
 from pyarrow import fs as pafs
 
 from jobs.common.uris import scheme_of
-from jobs.engine.log_checks import concat_narrow, narrow
 from jobs.store.filesystem import arrow_filesystem
 from schemas import event_types as ET
 from schemas.arrow import arrow_schema
@@ -35,7 +37,6 @@ EVENT_ARROW_SCHEMA = arrow_schema(EVENT_SCHEMA)
 class TimelineRows(NamedTuple):
     clusters: list[str]  # every cluster of the files, sorted (a null cluster is the default)
     rows: pa.Table  # the rows of the timeline event types, valid or not, EVENT_SCHEMA
-    narrow: pa.Table  # every row's scope and fingerprint (`jobs.engine.log_checks.narrow`)
 
 
 def open_files(uris: Iterable[str]) -> tuple[pafs.FileSystem, list[str]] | None:
@@ -78,19 +79,18 @@ def read_timeline_rows(uris: Iterable[str]) -> TimelineRows | None:
     filesystem, paths = opened
     wanted = pa.array(sorted(TIMELINE_EVENTS), pa.string())
     clusters: set[str] = set()
-    kept, narrowed = [], []
+    kept = []
     try:
         dataset = ds.dataset(paths, schema=EVENT_ARROW_SCHEMA, format="parquet",
                              filesystem=filesystem)
         if not all(read_like_spark(f.physical_schema) for f in dataset.get_fragments()):
             return None
-        for batch in dataset.to_batches():
+        # Little read-ahead: the driver holds a few batches, not a file's worth of them.
+        for batch in dataset.to_batches(batch_readahead=2, fragment_readahead=1):
             cluster = pc.fill_null(batch.column("cluster"), ET.DEFAULT_CLUSTER)
             clusters.update(pc.unique(cluster).to_pylist())
             kept.append(batch.filter(pc.is_in(batch.column("event_type"), value_set=wanted)))
-            narrowed.append(narrow(batch))
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, OSError):
         return None
     return TimelineRows(sorted(clusters),
-                        pa.Table.from_batches(kept, schema=EVENT_ARROW_SCHEMA),
-                        concat_narrow(narrowed))
+                        pa.Table.from_batches(kept, schema=EVENT_ARROW_SCHEMA))
