@@ -31,7 +31,7 @@ KRAFT_BROKER_WORDS = {
     "BrokerRegistrationChangeRecord(fenced)": "fenced",
     "BrokerRegistrationChangeRecord(unfenced)": "unfenced",
     "BrokerRegistrationChangeRecord(in controlled shutdown)": "in controlled shutdown",
-    "BrokerRegistrationChangeRecord(unchanged)": "re-registered",
+    "BrokerRegistrationChangeRecord(unchanged)": "registration changed",
 }
 
 
