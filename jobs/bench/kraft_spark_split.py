@@ -31,30 +31,15 @@ import pyarrow.dataset as ds
 from jobs.bench.kraft_split import TOPIC_RECORDS
 from jobs.common.cli import command_parser
 from jobs.common.command import run_job
+from jobs.engine.kraft.metadata_source import records_of
 from statemachine.kraft import records as K
 from statemachine.kraft.records import MetadataRecord
 
 COLUMNS = ["cluster", *MetadataRecord._fields]
-_LISTS = frozenset(("isr", "replicas", "adding_replicas", "removing_replicas", "elr",
-                    "last_known_elr"))
 OUT = pa.schema([("cluster", pa.string()), ("bucket", pa.int32()), ("topic", pa.string()),
                  ("partition", pa.int32()), ("leader", pa.int32()),
                  ("leader_epoch", pa.int32()), ("windows", pa.int32()),
                  ("convert_cpu_s", pa.float64()), ("fold_cpu_s", pa.float64())])
-
-
-def records_of(table: pa.Table) -> list[MetadataRecord]:
-    """`metadata_source`'s conversion: the columns to Python once, then one tuple a row."""
-    columns: list[list[Any]] = []
-    for name in MetadataRecord._fields:
-        column = table.column(name)
-        if name == "ts":
-            column = pc.cast(column, pa.int64())
-        values = column.to_pylist()
-        if name in _LISTS:
-            values = [None if v is None else tuple(v) for v in values]
-        columns.append(values)
-    return [MetadataRecord(*row) for row in zip(*columns, strict=True)]
 
 
 def fold_group(shared: pa.Table, key: tuple[pa.Scalar, pa.Scalar],

@@ -84,13 +84,15 @@ def variant_table(out_dir: str, names: tuple[str, ...]) -> str | None:
     return None
 
 
-def write_partition(out_dir: str, table: str, run_id: str, data: pa.Table | None) -> int:
+def write_partition(out_dir: str, table: str, run_id: str, data: pa.Table | None,
+                    schema: pa.Schema | None = None) -> int:
     """Replace this run's partition of `table` with `data` (every column of the table, in
     any order; `run_id`, if there, is left out: it is the directory): one Parquet file,
     written with pyarrow (no Spark job for a small table), with the schema and no rows
     when there are none, so that `spark.read.parquet(<out>/<table>)` works whatever the
-    run found. Returns the rows."""
-    schema = file_schema(table)
+    run found. `schema`: the file's columns when not the replay table's (a what-if
+    table's). Returns the rows."""
+    schema = file_schema(table) if schema is None else schema
     body = schema.empty_table() if data is None else data.select(schema.names).cast(schema)
     target = partition_path(out_dir, table, run_id)
     delete_path(target)

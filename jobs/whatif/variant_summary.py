@@ -23,7 +23,7 @@ from jobs.engine.timeline import timeline_rows
 from jobs.store.filesystem import delete_path, list_names, opened, path_exists, rename_path
 from jobs.store.layout import OutLayout, partition_path
 from jobs.store.ledger import BatchCounts
-from jobs.store.tables import WRITE_OPTIONS
+from jobs.store.tables import write_partition
 from jobs.store.variant_rows_arrow import arrow_variant_table
 from jobs.whatif.variant_files import SHARING, variant_file_schema
 from schemas.tables import TIMELINE_TABLES
@@ -43,15 +43,7 @@ def write_variant_partition(out_dir: str, table: str, run_id: str,
                             data: pa.Table | None) -> int:
     """Replace this run's partition of a what-if table with `data` (every column but
     `run_id`; none: an empty file with the schema). Returns the rows."""
-    schema = variant_file_schema(table)
-    body = schema.empty_table() if data is None else data.select(schema.names).cast(schema)
-    target = partition_path(out_dir, table, run_id)
-    delete_path(target)
-    filesystem, directory = opened(target)
-    filesystem.create_dir(directory, recursive=True)
-    pq.write_table(body.combine_chunks(), f"{directory}/part-00000.parquet",
-                   filesystem=filesystem, **WRITE_OPTIONS)
-    return int(body.num_rows)
+    return write_partition(out_dir, table, run_id, data, variant_file_schema(table))
 
 
 def split_composite(batches: Sequence[pa.RecordBatch]) -> pa.Table | None:

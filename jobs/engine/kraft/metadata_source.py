@@ -99,7 +99,9 @@ def ingest_noops(kraft: KraftInput) -> dict[str, int]:
     return out
 
 
-def _records(table: pa.Table) -> list[MetadataRecord]:
+def records_of(table: pa.Table) -> list[MetadataRecord]:
+    """The `metadata_records` rows as the core's records: the columns to Python once, then
+    one tuple a row."""
     columns: list[list[Any]] = []
     for name in MetadataRecord._fields:
         column = table.column(name)
@@ -119,7 +121,7 @@ def read_clusters(kraft: KraftInput) -> dict[str, ClusterLog]:
     table = found.to_table(columns=["cluster", "source", *MetadataRecord._fields])
     clusters = [str(c) for c in table.column("cluster").to_pylist()]
     sources = [str(s or "") for s in table.column("source").to_pylist()]
-    records = _records(table)
+    records = records_of(table)
     by_cluster: dict[str, list[tuple[str, MetadataRecord]]] = {}
     for cluster, source, r in zip(clusters, sources, records, strict=True):
         by_cluster.setdefault(cluster, []).append((source, r))
