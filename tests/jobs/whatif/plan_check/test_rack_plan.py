@@ -27,6 +27,7 @@ another rack (b) -> [4, 2]. clicks-1 at step 2: replica 3 to broker 4 -> [4, 5].
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pyarrow as pa
@@ -190,25 +191,34 @@ def test_bad_plan_is_one_line_exit_2(tmp_path: Path,
     assert len(err) == 1 and "reassign steps are checked on ZooKeeper-mode tables" in err[0]
 
 
-def test_a_rolling_restart_out_of_order_gets_a_reorder(tmp_path: Path) -> None:
+ROLLING = ('[[step]]\naction = "shutdown"\nbrokers = [1]\n'
+           '[[step]]\naction = "shutdown"\nbrokers = [2]\n'
+           '[[step]]\naction = "restart"\nbrokers = [1]\n')
+
+
+@pytest.mark.parametrize(("tables", "advice"), [
+    (zookeeper_tables, "move step 3 (restart broker 1) before step 2 (shutdown broker 2): "
+                       "keeps clicks-0 online; that plan takes 0 partition(s) offline"),
+    (kraft_tables, "move step 3 (restart broker 1) before step 2"),
+], ids=["zookeeper", "kraft"])
+def test_a_rolling_restart_out_of_order_gets_a_reorder(
+        tmp_path: Path, tables: Callable[[Path], Path], advice: str) -> None:
     """Shut down broker 1, shut down broker 2, restart broker 1: clicks-0 ([1, 2]) keeps
     broker 2 after step 1 and nothing after step 2: offline at step 2. Restarting broker 1
     before step 2 gives it back a replica in its ISR ([2, 1]), and `doControlledShutdown`
-    of broker 2 then moves the leadership to 1: the advice is that reorder."""
-    state = zookeeper_tables(tmp_path / "tables")
+    of broker 2 then moves the leadership to 1: the advice is that reorder. On the KRaft
+    image the same reorder saves clicks-0 (broker 1 unfenced and caught up before broker 2
+    shuts down)."""
+    state = tables(tmp_path / "tables")
     plan = tmp_path / "rolling.toml"
-    plan.write_text('[[step]]\naction = "shutdown"\nbrokers = [1]\n'
-                    '[[step]]\naction = "shutdown"\nbrokers = [2]\n'
-                    '[[step]]\naction = "restart"\nbrokers = [1]\n')
+    plan.write_text(ROLLING)
     assert main(["--from-state", str(state), "--plan", str(plan), "--out",
                  str(tmp_path / "plan")]) == 1
     rows = pq.read_table(tmp_path / "plan" / "plan_check" / "run_id=rolling").to_pylist()
     offline = [r for r in rows if r["finding"] == OFFLINE]
     assert [(r["step"], r["topic"], r["partition"]) for r in offline] == [(2, "clicks", 0)]
     assert offline[0]["advice_kind"] == REORDER
-    assert str(offline[0]["advice"]).startswith(
-        "move step 3 (restart broker 1) before step 2 (shutdown broker 2): keeps clicks-0 "
-        "online; that plan takes 0 partition(s) offline")
+    assert str(offline[0]["advice"]).startswith(advice)
 
 
 def test_kraft_tables_hand_derived(tmp_path: Path, plan_file: Path,
@@ -234,23 +244,6 @@ def test_kraft_tables_hand_derived(tmp_path: Path, plan_file: Path,
     assert (first["topic"], first["partition"], first["leader_after"]) == ("clicks", 0, -1)
     assert first["advice"] is None
     assert "kraft tables" in capsys.readouterr().out
-
-
-def test_kraft_rolling_restart_out_of_order_gets_a_reorder(tmp_path: Path) -> None:
-    """The rolling restart out of order on the KRaft image: the same reorder saves clicks-0
-    (broker 1 unfenced and caught up before broker 2 shuts down)."""
-    state = kraft_tables(tmp_path / "tables")
-    plan = tmp_path / "rolling.toml"
-    plan.write_text('[[step]]\naction = "shutdown"\nbrokers = [1]\n'
-                    '[[step]]\naction = "shutdown"\nbrokers = [2]\n'
-                    '[[step]]\naction = "restart"\nbrokers = [1]\n')
-    assert main(["--from-state", str(state), "--plan", str(plan), "--out",
-                 str(tmp_path / "plan")]) == 1
-    rows = pq.read_table(tmp_path / "plan" / "plan_check" / "run_id=rolling").to_pylist()
-    offline = [r for r in rows if r["finding"] == OFFLINE]
-    assert [(r["step"], r["topic"], r["partition"]) for r in offline] == [(2, "clicks", 0)]
-    assert offline[0]["advice_kind"] == REORDER
-    assert str(offline[0]["advice"]).startswith("move step 3 (restart broker 1) before step 2")
 
 
 def describe_dump(path: Path) -> Path:
