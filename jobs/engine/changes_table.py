@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from jobs.engine import change_digest
 from jobs.engine.change_digest import Change
@@ -24,7 +25,7 @@ from jobs.engine.rollup_carry import (
     leaders_of_topics,
     run_reassigning,
 )
-from jobs.store.run_reads import run_rows
+from jobs.store.run_reads import run_rows, run_table
 from jobs.store.tables import write_arrow
 from schemas.arrow import arrow_schema
 from schemas.tables import TABLES
@@ -64,9 +65,11 @@ def _leader_writes(out_dir: str, run_id: str, carry: Carry) -> Rows:
     """The run's elections, and every write that may have set the leader of the topics
     they elected in: the run's own and, per partition, the earlier runs' last."""
     columns = ["cluster", "seq", "write", "ts", "topic", "partition", "leader", "cause"]
-    mine = run_rows(out_dir, "partition_state_writes", run_id, columns,
-                    {"cause": ["election"]})
-    topics = sorted({str(r[4]) for r in mine})
+    # The elected topics from the topic column alone (one value per topic reaches Python,
+    # not one tuple per election).
+    elected = run_table(out_dir, "partition_state_writes", run_id, ["topic"],
+                        {"cause": ["election"]}).column("topic")
+    topics = sorted({str(t) for t in pc.unique(elected).to_pylist()})
     if not topics:
         return {}
     where = {"cause": LEADER_CAUSES, "topic": topics}

@@ -20,12 +20,15 @@ import json
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 from pyspark.sql import Column
 from pyspark.sql import functions as F
 
 from jobs.store.filesystem import path_exists, read_text, write_text
 from jobs.store.layout import join
-from jobs.store.run_reads import run_columns
+from jobs.store.run_reads import run_batches
 
 NO_BROKER = "none"  # cause of a window opened by a topic or partition event
 
@@ -56,12 +59,13 @@ def offline_rollup(out_dir: str, run_id: str,
                    starts: dict[str, int], ends: dict[str, int]) -> dict[str, Rollup]:
     """Per cluster, from its period's start (absent: the log's start) to its end (the
     latest event time the run read; none: the period is empty, or absent without a start).
-    The run's windows are read with pyarrow on the driver (no Spark job)."""
+    The run's windows stream through pyarrow on the driver (no Spark job), one record batch
+    at a time: the driver keeps one sum per topic and per cause broker, not the windows."""
     rollups = {c: Rollup(t if t >= 0 else starts[c], period_start_us=starts.get(c))
                for c, t in ends.items() if t >= 0 or c in starts}
     if not rollups:
         return {}
-    for attr, cluster, key, us in window_sums(arrow_windows(out_dir, run_id), starts, rollups):
+    for attr, cluster, key, us in arrow_sums(out_dir, run_id, starts, rollups):
         getattr(rollups[cluster], attr)[key] = round(us / 1e6, 6)
     for rollup in rollups.values():
         rollup.seconds = round(sum(rollup.by_topic.values()), 6)
@@ -78,11 +82,46 @@ class Window(NamedTuple):
     end_us: int | None
 
 
-def arrow_windows(out_dir: str, run_id: str) -> list[Window]:
-    """The run's offline windows from its committed `partition_windows` files."""
-    found = run_columns(out_dir, "partition_windows", run_id, Window._fields[:3] + (
-        "start_ts", "end_ts"), {"kind": ["offline"]})
-    return [Window(*row) for row in zip(*found.values(), strict=True)]
+def arrow_sums(out_dir: str, run_id: str, starts: dict[str, int],
+               rollups: dict[str, Rollup]) -> list[tuple[str, str, str, int]]:
+    """`window_sums` over the run's committed `partition_windows` files, computed batch by
+    batch with pyarrow compute (no Python object per window). Keys come in the order of their
+    first window, as `window_sums` gives them, so that the float sums over them agree."""
+    clusters = [c for c, r in rollups.items() if r.period_end_us is not None]
+    known = pa.array(clusters, pa.string())
+    begins = pa.array([starts.get(c) for c in clusters], pa.int64())
+    ends = pa.array([rollups[c].period_end_us for c in clusters], pa.int64())
+    sums: dict[tuple[str, str, str], int] = {}
+    for batch in run_batches(out_dir, "partition_windows", run_id, WINDOW_COLUMNS,
+                             {"kind": ["offline"]}):
+        at = pc.index_in(batch.column("cluster"), value_set=known)
+        kept = pc.is_valid(at)  # a cluster without a period: the inner join drops it
+        batch, at = batch.filter(kept), at.filter(kept)
+        us = arrow_window_us(batch.column("start_ts"), batch.column("end_ts"),
+                             begins.take(at), ends.take(at))
+        broker = pc.fill_null(pc.cast(batch.column("cause_broker"), pa.string()), NO_BROKER)
+        table = pa.table({"cluster": batch.column("cluster"), "topic": batch.column("topic"),
+                          "broker": broker, "us": us, "row": np.arange(len(us))})
+        for attr, column in (("by_topic", "topic"), ("by_cause_broker", "broker")):
+            grouped = table.group_by(["cluster", column]).aggregate(
+                [("us", "sum"), ("row", "min")]).sort_by("row_min")
+            for cluster, key, total in zip(*(grouped.column(c).to_pylist()
+                                             for c in ("cluster", column, "us_sum")),
+                                           strict=True):
+                sums[(attr, cluster, key)] = sums.get((attr, cluster, key), 0) + total
+    return [(attr, cluster, key, us) for (attr, cluster, key), us in sums.items()]
+
+
+WINDOW_COLUMNS = ("cluster", "topic", "cause_broker", "start_ts", "end_ts")
+
+
+def arrow_window_us(start_us: pa.Array, end_us: pa.Array, period_start_us: pa.Array,
+                    period_end_us: pa.Array) -> pa.Array:
+    """`window_us` (and `in_period_us`) over Arrow arrays: `max_element_wise` and
+    `min_element_wise` skip nulls as `greatest` and `least` do; a null difference counts 0."""
+    hi = pc.min_element_wise(pc.coalesce(end_us, period_end_us), period_end_us)
+    low = pc.max_element_wise(start_us, pc.coalesce(period_start_us, start_us))
+    return pc.max_element_wise(pc.fill_null(pc.subtract(hi, low), 0), 0)
 
 
 def window_us(w: Window, period_start: int | None, period_end: int) -> int:

@@ -5,7 +5,7 @@ column values, read with pyarrow (no Spark job). Timestamps come back as UTC mic
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import pyarrow as pa
@@ -28,13 +28,32 @@ def run_table(out_dir: str, table: str, run_id: str, columns: Sequence[str],
     partition = parquet_dataset(partition_path(out_dir, table, run_id), schema)
     if partition is None:
         return pa.schema([_as_read(schema.field(c)) for c in columns]).empty_table()
-    condition = None
-    for column, values in (where or {}).items():
-        test = pc.field(column).isin(list(values))
-        condition = test if condition is None else condition & test
+    condition = _condition(where or {})
     found = partition.to_table(columns=list(columns), filter=condition)
     return pa.table([pc.cast(found.column(c), pa.int64()) if c in TIME_COLUMNS
                      else found.column(c) for c in columns], names=list(columns))
+
+
+def run_batches(out_dir: str, table: str, run_id: str, columns: Sequence[str],
+                where: Where | None = None) -> Iterator[pa.RecordBatch]:
+    """`run_table` as a stream of record batches (timestamps as UTC microseconds): a reader
+    that keeps only aggregates holds one batch at a time, however many rows the run wrote."""
+    schema = file_schema(table)
+    partition = parquet_dataset(partition_path(out_dir, table, run_id), schema)
+    if partition is None:
+        return
+    condition = _condition(where or {})
+    for found in partition.to_batches(columns=list(columns), filter=condition):
+        yield pa.record_batch([pc.cast(found.column(c), pa.int64()) if c in TIME_COLUMNS
+                               else found.column(c) for c in columns], names=list(columns))
+
+
+def _condition(where: Where) -> pc.Expression | None:
+    condition = None
+    for column, values in where.items():
+        test = pc.field(column).isin(list(values))
+        condition = test if condition is None else condition & test
+    return condition
 
 
 def _as_read(f: pa.Field) -> pa.Field:

@@ -1,14 +1,15 @@
 """What a scenario is checked against: the log's clusters, brokers, topics, seqs and times.
 
 Read before Spark starts, with pyarrow, from the few columns that hold them (never the
-whole log): a variant that names a broker or topic the log never mentions, or a seq it does
-not have, is refused in seconds. A log pyarrow cannot list (a file system only Hadoop opens)
-is read through Spark instead (`facts_from_spark`), once the session exists.
+whole log), one record batch at a time: a variant that names a broker or topic the log
+never mentions, or a seq it does not have, is refused in seconds. A log pyarrow cannot list
+(a file system only Hadoop opens) is read through Spark instead (`facts_from_spark`), once
+the session exists.
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
@@ -113,20 +114,41 @@ class LogFacts:
         return set().union(*(c.brokers for c in self.clusters.values()))
 
 
-def _ints(column: pa.ChunkedArray) -> set[int]:
-    values = pc.drop_null(column)
+def _ints(column: pa.ChunkedArray | pa.Array) -> set[int]:
+    values = pc.unique(pc.drop_null(column))
     return {v for v in values.to_pylist() if v >= 0}
 
 
-def _cluster_facts(table: pa.Table) -> ClusterFacts:
-    facts = ClusterFacts()
-    facts.brokers |= _ints(table.column("broker_id"))
-    for name in BROKER_LISTS:
-        facts.brokers |= _ints(pc.list_flatten(table.column(name)))
-    facts.topics = {t for t in pc.drop_null(table.column("topic")).to_pylist()}
-    known = pc.is_in(table.column("event_type"), value_set=pa.array(sorted(ET.ALL_EVENTS)))
-    timed = table.filter(pc.and_(pc.and_(pc.is_valid(table.column("seq")),
-                                         pc.is_valid(table.column("ts"))), known))
+@dataclass
+class _Gathered:
+    """One cluster's facts as the log's batches stream past: the sets, and its timed rows
+    (ROW_COLUMNS only: the broker lists a drop never names stay out)."""
+
+    brokers: set[int] = field(default_factory=set)
+    topics: set[str] = field(default_factory=set)
+    timed: list[pa.Table] = field(default_factory=list)
+
+
+def _gather(gathered: dict[str, _Gathered], batch: pa.RecordBatch) -> None:
+    table = pa.Table.from_batches([batch])
+    clusters = pc.fill_null(table.column("cluster"), ET.DEFAULT_CLUSTER)
+    table = table.set_column(table.schema.get_field_index("cluster"), "cluster", clusters)
+    for name in pc.unique(clusters).to_pylist():
+        mine = table.filter(pc.equal(table.column("cluster"), name))
+        got = gathered.setdefault(name, _Gathered())
+        got.brokers |= _ints(mine.column("broker_id"))
+        for column in BROKER_LISTS:
+            got.brokers |= _ints(pc.list_flatten(mine.column(column)))
+        got.topics |= set(pc.unique(pc.drop_null(mine.column("topic"))).to_pylist())
+        known = pc.is_in(mine.column("event_type"), value_set=pa.array(sorted(ET.ALL_EVENTS)))
+        got.timed.append(mine.filter(pc.and_(pc.and_(pc.is_valid(mine.column("seq")),
+                                                     pc.is_valid(mine.column("ts"))), known))
+                         .select(list(ROW_COLUMNS)))
+
+
+def _cluster_facts(got: _Gathered) -> ClusterFacts:
+    facts = ClusterFacts(brokers=got.brokers, topics=got.topics)
+    timed = pa.concat_tables(got.timed)
     seqs = timed.column("seq").to_numpy().astype(np.int64)
     times = pc.cast(timed.column("ts"), pa.int64()).to_numpy().astype(np.int64)
     order = np.argsort(seqs, kind="stable")
@@ -146,19 +168,24 @@ def _broker_events(rows: pa.Table) -> list[Event]:
             for r in mine.to_pylist()]
 
 
-def facts_of_table(table: pa.Table) -> LogFacts:
-    """The facts of the log's needed columns (null cluster: the default cluster)."""
-    clusters = pc.fill_null(table.column("cluster"), ET.DEFAULT_CLUSTER)
-    table = table.set_column(table.schema.get_field_index("cluster"), "cluster", clusters)
-    names = sorted(set(clusters.to_pylist()))
+def facts_of_batches(batches: Iterable[pa.RecordBatch]) -> LogFacts:
+    """The facts of the log's needed columns (null cluster: the default cluster), gathered
+    one record batch at a time: the driver keeps the sets and each cluster's timed rows'
+    ROW_COLUMNS, never the whole batch of every column."""
+    gathered: dict[str, _Gathered] = {}
+    for batch in batches:
+        _gather(gathered, batch)
+    names = sorted(gathered)
     bad = [c for c in names if VARIANT_SEPARATOR in c]
     if bad:
         raise LogError(f"cluster name {bad[0]!r} holds {VARIANT_SEPARATOR!r}, which the what-if "
                        "uses to join a cluster and a variant")
-    by_cluster: dict[str, ClusterFacts] = defaultdict(ClusterFacts)
-    for name in names:
-        by_cluster[name] = _cluster_facts(table.filter(pc.equal(table.column("cluster"), name)))
-    return LogFacts(dict(by_cluster))
+    return LogFacts({name: _cluster_facts(gathered[name]) for name in names})
+
+
+def facts_of_table(table: pa.Table) -> LogFacts:
+    """The facts of the log's needed columns as one table."""
+    return facts_of_batches(table.to_batches())
 
 
 def _needed_schema() -> pa.Schema:
@@ -176,7 +203,7 @@ def facts_from_arrow(events_dir: str) -> LogFacts | None:
         return LogFacts({})
     dataset = ds.dataset(files, schema=_needed_schema(), format="parquet",
                          filesystem=resolved[0])
-    return facts_of_table(dataset.to_table(columns=list(COLUMNS)))
+    return facts_of_batches(dataset.to_batches(columns=list(COLUMNS)))
 
 
 def facts_from_spark(spark: SparkSession, events_dir: str) -> LogFacts:

@@ -10,7 +10,13 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from jobs.engine.offline_rollup import Rollup, offline_rollup
+from jobs.engine.offline_rollup import (
+    Rollup,
+    Window,
+    arrow_sums,
+    offline_rollup,
+    window_sums,
+)
 from jobs.store.tables import WRITE_OPTIONS, file_schema
 
 S = 1_000_000  # microseconds per second
@@ -74,3 +80,28 @@ def test_the_period_is_kept_and_a_cluster_without_times_has_an_empty_one(
                           {"east": -1, "west": 30 * S})
     assert fast["east"] == Rollup(100 * S, 0.0, {"a": 0.0}, {"2": 0.0}, period_start_us=100 * S)
     assert (fast["west"].period_start_us, fast["west"].period_end_us) == (7 * S, 30 * S)
+
+
+def test_the_streamed_sums_are_the_python_fold_s_in_its_order(tmp_path: Path) -> None:
+    """The driver streams the run's windows through pyarrow compute, batch by batch; it sums
+    as `window_sums` (the KRaft fold's Python roll-up) does, each roll-up's keys in their
+    first window's order, so that the float totals over them agree too."""
+    out = tmp_path / "out"
+    cases = [(s, e, c) for s in (None, 40, 100, 250) for e in (None, 60, 150, 300)
+             for c in (None, 1, 2)]
+    files = [[window(cluster, f"t{(i * 7 + n) % 5}", "offline", s, e, c)
+              for i, (s, e, c) in enumerate(cases)] for n, cluster in enumerate(
+                  ("east", "west", "east", "north"))]
+    for n, rows in enumerate(files):
+        write_windows(out, "r1", rows, f"part-{n}.parquet")
+    starts, ends = {"east": 100 * S}, {"east": 200 * S, "west": 90 * S}
+    rollups = {c: Rollup(t) for c, t in ends.items()}
+    windows = [Window(r["cluster"], r["topic"], r["cause_broker"], *(
+        None if r[k] is None else int(r[k].timestamp()) * S for k in ("start_ts", "end_ts")))
+        for rows in files for r in rows]
+    streamed = arrow_sums(str(out), "r1", starts, rollups)
+    folded = window_sums(windows, starts, rollups)
+    for attr in ("by_topic", "by_cause_broker"):
+        assert [s for s in streamed if s[0] == attr] == [s for s in folded if s[0] == attr]
+    assert {cluster for _, cluster, _, _ in streamed} == {"east", "west"}
+    assert sum(us for attr, *_, us in streamed if attr == "by_topic") > 0
