@@ -1,6 +1,7 @@
 """A month of nights on one checkpoint: does a night's cost stay flat (`make bench-month`)?
 
     python -m jobs.bench.month --preset bench [--nights 30] [--seed N] [--no-full]
+                               [--stop-after K] [--config FILE]
 
 1. the preset's cached log (`jobs.bench.core.cached_log`), sorted by `seq` and cut into
    `--nights` parts of (nearly) equal rows, each cut at a `seq` boundary (one controller
@@ -21,6 +22,12 @@
 
 The ratios compared are the last night's over the second's (the first night starts the
 checkpoint). Figures are measurements: the only assertion is the state's equality.
+
+`--stop-after K` replays only the first K nights of the same cut (nights of the same size,
+the full replay then over those K nights' log): a shorter experiment that shows what a
+night writes, component by component. `--config FILE` hands the replay another job
+settings file (its `spark_conf` names the Spark settings), to compare two settings on the
+same nights.
 """
 
 from __future__ import annotations
@@ -139,7 +146,7 @@ def sizes(listing: Inventory) -> dict[str, int]:
 
 
 def run_night(events: Path, out: Path, checkpoint: Path | None, run_id: str,
-              buckets: int | None, logs: Path) -> dict[str, Any]:
+              buckets: int | None, logs: Path, config: str | None = None) -> dict[str, Any]:
     """One `jobs.replay` process tree, measured by `jobs.bench.proc_io`."""
     result_file = logs / f"{run_id}{'' if checkpoint else '-full'}.json"
     cmd = [sys.executable, "-m", "jobs.bench.proc_io", str(result_file), "--",
@@ -149,6 +156,8 @@ def run_night(events: Path, out: Path, checkpoint: Path | None, run_id: str,
         cmd += ["--checkpoint", str(checkpoint)]
     if buckets:
         cmd += ["--buckets", str(buckets)]
+    if config:
+        cmd += ["--config", config]
     env = dict(os.environ, SPARK_LOCAL_IP="127.0.0.1", PYSPARK_PYTHON=sys.executable,
                PYSPARK_DRIVER_PYTHON=sys.executable)
     log_path = logs / f"{run_id}{'' if checkpoint else '-full'}.log"
@@ -192,12 +201,13 @@ def night_figures(fig: dict[str, Any], rows: int, ckpt: tuple[Inventory, Invento
 
 
 def run_month(preset: str, seed: int, nights: int, buckets: int | None, full: bool,
-              work: Path, cache: Path) -> dict[str, Any]:
+              work: Path, cache: Path, stop_after: int | None = None,
+              config: str | None = None) -> dict[str, Any]:
     events_dir, _ = cached_log(preset, seed, cache)
     load_before = os.getloadavg()[0]
     started = time.strftime("%Y-%m-%d %H:%M", time.gmtime())
     shutil.rmtree(work, ignore_errors=True)
-    files = cut_log(events_dir, work, nights)
+    files = cut_log(events_dir, work, nights)[:stop_after]
     events, out, checkpoint, logs = (work / "events", work / "tables", work / "checkpoint",
                                      work / "logs")
     for d in (events, logs):
@@ -208,7 +218,7 @@ def run_month(preset: str, seed: int, nights: int, buckets: int | None, full: bo
         path.rename(events / path.name)
         ckpt_before, out_before = inventory(checkpoint), inventory(out)
         load = os.getloadavg()[0]
-        fig = run_night(events, out, checkpoint, run_id, buckets, logs)
+        fig = run_night(events, out, checkpoint, run_id, buckets, logs, config)
         night = night_figures(fig, rows, (ckpt_before, inventory(checkpoint)),
                               (out_before, inventory(out)), (load, os.getloadavg()[0]))
         per_night.append(night)
@@ -220,6 +230,7 @@ def run_month(preset: str, seed: int, nights: int, buckets: int | None, full: bo
             break
     result: dict[str, Any] = {
         "preset": preset, "seed": seed, "nights": len(per_night), "measured_at": started,
+        "cut_into": nights, "config": config,
         "per_night": per_night,
         "load_avg_1m": {"start": round(load_before, 2), "end": round(os.getloadavg()[0], 2)},
     }
@@ -229,7 +240,7 @@ def run_month(preset: str, seed: int, nights: int, buckets: int | None, full: bo
             k: round(last[k] / second[k], 3) if second.get(k) else None for k in RATIO_KEYS}
     if full and per_night and per_night[-1]["rc"] == 0:
         run_id = f"n{len(per_night):02d}"
-        fig = run_night(events, work / "full", None, run_id, buckets, logs)
+        fig = run_night(events, work / "full", None, run_id, buckets, logs, config)
         result["full"] = {"seconds": fig["seconds"], "cpu_s": fig.get("cpu_s"), "rc": fig["rc"]}
         if fig["rc"] == 0:
             result["state_tables_equal_full_replay"] = {
@@ -248,6 +259,10 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--nights", type=int, default=30)
     ap.add_argument("--buckets", type=int, help="replay groups (default: the job's config)")
+    ap.add_argument("--stop-after", type=int, metavar="K",
+                    help="replay only the first K nights of the cut")
+    ap.add_argument("--config", help="job settings TOML handed to each replay (default: "
+                    "the replay's own)")
     ap.add_argument("--no-full", action="store_true",
                     help="skip the full replay the last night's state is compared with")
     ap.add_argument("--json", default=str(BENCH_JSON))
@@ -265,7 +280,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 def run_bench_month(argv: list[str], _spark: object) -> int:
     args = parse_args(argv)
     result = run_month(args.preset, args.seed, args.nights, args.buckets, not args.no_full,
-                       Path(args.work) / args.preset, Path(args.cache))
+                       Path(args.work) / args.preset, Path(args.cache), args.stop_after,
+                       args.config)
     record_section("month", args.preset, result, bench_file(args.json),
                    bench_file(args.markdown))
     ratios = result.get("last_over_second", {})

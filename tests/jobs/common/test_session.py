@@ -41,3 +41,16 @@ def test_no_command_prints_progress_bars_into_cron_logs() -> None:
     from jobs.common.session import DEFAULTS
 
     assert DEFAULTS["spark.ui.showConsoleProgress"] == "false"
+
+
+def test_every_session_keeps_the_same_state_store_versions() -> None:
+    # A checkpoint is written by local runs, spark-submit and the commands without a
+    # properties file alike: the state store's versioning must not depend on which.
+    from jobs.common.session import DEFAULTS, ROOT, read_properties
+
+    state_keys = [k for k in DEFAULTS if k.startswith("spark.sql.streaming.")]
+    assert "spark.sql.streaming.stateStore.unloadOnCommit" in state_keys
+    assert "spark.sql.streaming.minBatchesToRetain" in state_keys
+    for name in ("local.conf", "cluster.conf"):
+        props = read_properties(ROOT / "conf" / "spark" / name)
+        assert {k: props.get(k) for k in state_keys} == {k: DEFAULTS[k] for k in state_keys}
