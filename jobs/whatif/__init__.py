@@ -12,7 +12,8 @@ The stages, in the order a run goes through them (`job.py` strings them together
     edits.py      the variants inside the query: composite cluster keys, drops, renumbering
     run.py        the one streaming query (the replay's stages) into staging tables
     output.py     the replay tables published with a `variant` column
-    impact.py     whatif_impact and whatif_partition_diff (Spark aggregations)
+    impact.py     whatif_impact (Spark aggregations), partition_diff.py its diff table,
+    stored_sums.py  their sums from what each variant stores and its base's sums per group
     ranking.py    the printed ranking
     bench.py      a fail_each_broker sweep against one plain replay (make bench-whatif)
 """

@@ -11,13 +11,16 @@ from pyspark.sql import Column, DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
 from jobs.store.ledger import BatchCounts, ClusterCounts
+from jobs.store.variant_rows import ALL_TABLES, stored_rows
 from jobs.whatif.facts import LogFacts
 from jobs.whatif.matching import EditCounts
 from jobs.whatif.output import read_whatif_table, write_whatif_table
+from jobs.whatif.partition_diff import partition_diff
 from jobs.whatif.plan import VariantPlan, composite
 from jobs.whatif.ranking import print_ranking
+from jobs.whatif.stored_sums import GROUP, Sharing, Values, read_sharing, whole_sums
 from schemas.state import CLUSTER_BUCKET
-from schemas.whatif import BASELINE, DIFF_FIELDS, WHATIF_IMPACT
+from schemas.whatif import BASELINE, WHATIF_IMPACT
 from statemachine.context import ReplayConfig
 from statemachine.flows import NO_LONGER_APPLIES
 
@@ -72,113 +75,151 @@ def keys_frame(spark: SparkSession, plans: list[VariantPlan], facts: LogFacts,
     return spark.createDataFrame(rows, KEYS_SCHEMA)
 
 
-def window_figures(windows: DataFrame, keys: DataFrame) -> DataFrame:
-    """Partition-seconds per kind (an open window counts up to the log's end) and the
-    partitions offline at the end. Summed as whole microseconds, then divided: a sum of
-    doubles would depend on the order Spark adds them in."""
-    ends = F.broadcast(keys)
-    w = windows.join(ends, KEY)
-    start = F.unix_micros("start_ts")
-    end = F.when(F.col("end_seq").isNull(), F.col("end_us")) \
-        .otherwise(F.unix_micros("end_ts"))
-    micros = F.coalesce(F.greatest(F.lit(0), end - start), F.lit(0))
-    kind = F.col("kind")
-    return w.groupBy(*KEY).agg(
-        (F.sum(F.when(kind == OFFLINE, micros)) / F.lit(1e6))
-        .alias("offline_partition_seconds"),
-        (F.sum(F.when(kind == UNDER_MIN_ISR, micros)) / F.lit(1e6))
-        .alias("under_min_isr_partition_seconds"),
-        F.count(F.when((kind == OFFLINE) & F.col("end_seq").isNull(), 1))
-        .alias("partitions_offline_at_end"),
-    )
+def _fingerprint(table: str) -> list[Column]:
+    """A row's count and 64-bit hash (over the table's columns but the keys), to sum per
+    variant: as decimals, which a sum of longs would overflow."""
+    columns = [c for c in ALL_TABLES[table].fieldNames()
+               if c not in ("cluster", "variant", "run_id")]
+    return [F.lit(1).cast("long").alias("_n"),
+            F.xxhash64(*columns).cast("decimal(38,0)").alias("_h")]
 
 
-def most_offline_at_once(windows: DataFrame) -> DataFrame:
-    """The most partitions offline after any one event: +1 at each offline window's start
-    seq, -1 at its end seq, summed per seq, running total in seq order, maximum."""
-    offline = windows.where(F.col("kind") == OFFLINE)
-    deltas = offline.select(*KEY, F.col("start_seq").alias("seq"), F.lit(1).alias("delta")) \
-        .unionByName(offline.where(F.col("end_seq").isNotNull())
-                     .select(*KEY, F.col("end_seq").alias("seq"), F.lit(-1).alias("delta")))
-    per_seq = deltas.groupBy(*KEY, "seq").agg(F.sum("delta").alias("delta"))
+def _printed(sums: DataFrame, table: str) -> list[Column]:
+    """A table's fingerprint columns of a per-variant frame (none when it has no row)."""
+    has = F.col("_n") > 0
+    return [F.when(has, F.col("_n")).alias(f"_n_{table}"),
+            F.when(has, F.col("_h")).alias(f"_h_{table}")]
+
+
+def window_values(ends: DataFrame) -> Values:
+    """Per window: its figures at its start seq (partition-seconds per kind, an open window
+    counted to the log's end, summed as whole microseconds: a sum of doubles would depend
+    on the order Spark adds them in) and, for an offline window, +1 offline at its start
+    seq and -1 at its end seq."""
+    def values(rows: DataFrame) -> DataFrame:
+        w = rows.join(F.broadcast(ends), "cluster")
+        start = F.unix_micros("start_ts")
+        end = F.when(F.col("end_seq").isNull(), F.col("end_us")) \
+            .otherwise(F.unix_micros("end_ts"))
+        micros = F.coalesce(F.greatest(F.lit(0), end - start), F.lit(0))
+        kind, offline = F.col("kind"), F.col("kind") == OFFLINE
+        one = F.lit(1).cast("long")
+        opened = F.struct(F.col("start_seq").alias("seq"),
+                          F.when(offline, micros).alias("offline_us"),
+                          F.when(kind == UNDER_MIN_ISR, micros).alias("under_us"),
+                          F.when(offline & F.col("end_seq").isNull(), one).alias("open_at_end"),
+                          F.when(offline, one).alias("delta"), F.when(offline, one).alias("marks"),
+                          *_fingerprint("partition_windows"))
+        closed = F.struct(F.col("end_seq").alias("seq"), *[F.lit(None).cast("long").alias(c)
+                          for c in ("offline_us", "under_us", "open_at_end")],
+                          (-one).alias("delta"), one.alias("marks"), F.lit(0).cast("long")
+                          .alias("_n"), F.lit(0).cast("decimal(38,0)").alias("_h"))
+        both = F.array(opened, F.when(offline & F.col("end_seq").isNotNull(), closed))
+        return w.select(*GROUP, F.explode(F.filter(both, lambda x: x.isNotNull())).alias("x")) \
+            .select(*GROUP, "x.*")
+    return values
+
+
+def window_figures(rows: DataFrame, ends: DataFrame, sharing: Sharing | None) -> DataFrame:
+    """Partition-seconds per kind, the partitions offline at the end, and the most
+    partitions offline after any one event: the running total, in seq order, of the +1s and
+    -1s at the seqs where offline windows open and close, at its highest."""
+    per_seq = whole_sums(rows, "partition_windows", sharing, window_values(ends), ["seq"])
     running = Window.partitionBy(*KEY).orderBy("seq") \
         .rowsBetween(Window.unboundedPreceding, Window.currentRow)
-    return per_seq.withColumn("open", F.sum("delta").over(running)) \
-        .groupBy(*KEY).agg(F.max("open").alias("max_partitions_offline_at_once"))
+    # One pass: the running total over every seq, its highest where an offline window
+    # opens or closes (a seq where only other windows open adds nothing to it).
+    sums = per_seq.withColumn("open", F.sum("delta").over(running)).groupBy(*KEY).agg(
+        F.max(F.when(F.col("marks") > 0, F.col("open")))
+        .alias("max_partitions_offline_at_once"),
+        (F.sum("offline_us") / F.lit(1e6)).alias("offline_partition_seconds"),
+        (F.sum("under_us") / F.lit(1e6)).alias("under_min_isr_partition_seconds"),
+        F.sum("open_at_end").alias("partitions_offline_at_end"),
+        F.sum("_n").alias("_n"), F.sum("_h").alias("_h"))
+    return sums.select(*KEY, "offline_partition_seconds", "under_min_isr_partition_seconds",
+                       "partitions_offline_at_end", "max_partitions_offline_at_once",
+                       *_printed(sums, "partition_windows"))
 
 
-def finding_figures(findings: DataFrame) -> DataFrame:
-    by_kind = findings.groupBy(*KEY, "kind").agg(F.count(F.lit(1)).alias("n"))
-    return by_kind.groupBy(*KEY).agg(
+def finding_figures(rows: DataFrame, sharing: Sharing | None) -> DataFrame:
+    by_kind = whole_sums(rows, "findings", sharing,
+                         lambda r: r.select(*GROUP, "kind", *_fingerprint("findings")),
+                         ["kind"]).withColumnRenamed("_n", "n")
+    sums = by_kind.groupBy(*KEY).agg(
         F.map_from_entries(F.array_sort(F.collect_list(F.struct("kind", "n"))))
         .alias("findings_by_kind"),
         F.sum(F.when(F.col("kind") == UNCLEAN_FINDING, F.col("n"))).alias("unclean_elections"),
         F.sum(F.when(F.col("kind") == NO_LONGER_APPLIES, F.col("n")))
         .alias("events_no_longer_applying"),
-    )
+        F.sum("n").alias("_n"), F.sum("_h").alias("_h"))
+    return sums.select(*KEY, "findings_by_kind", "unclean_elections",
+                       "events_no_longer_applying", *_printed(sums, "findings"))
 
 
-def only_isr_topics(update_metadata: DataFrame) -> DataFrame:
-    """Topics with a partition the controller published with no leader and a one-broker
-    ISR: the controller never removes the last ISR member (`removeReplicasFromIsr`), so
-    that is a partition offline because its only in-sync replica is gone."""
-    lost = update_metadata.where(F.col("topic").isNotNull()
-                                 & (F.col("leader") == NO_LEADER) & (F.size("isr") == 1))
-    return lost.groupBy(*KEY).agg(F.countDistinct("topic").alias("topics_losing_only_isr"))
+def update_metadata_figures(rows: DataFrame, sharing: Sharing | None) -> DataFrame:
+    """The requests, and the topics with a partition the controller published with no
+    leader and a one-broker ISR: the controller never removes the last ISR member
+    (`removeReplicasFromIsr`), so that is a partition offline because its only in-sync
+    replica is gone."""
+    table = "update_metadata_requests"
+    lost = F.col("topic").isNotNull() & (F.col("leader") == NO_LEADER) & (F.size("isr") == 1)
+    by_topic = whole_sums(rows, table, sharing, lambda r: r.select(
+        *GROUP, "topic", F.when(lost, F.lit(1).cast("long")).alias("lost"),
+        *_fingerprint(table)), ["topic"])
+    sums = by_topic.groupBy(*KEY).agg(
+        F.count(F.when(F.col("lost") > 0, 1)).alias("topics_losing_only_isr"),
+        F.sum("_n").alias("_n"), F.sum("_h").alias("_h"))
+    return sums.select(*KEY, "topics_losing_only_isr", F.col("_n").alias(table),
+                       *_printed(sums, table))
 
 
-def request_counts(spark: SparkSession, out_dir: str, run_id: str) -> list[DataFrame]:
-    return [read_whatif_table(spark, out_dir, table, run_id).groupBy(*KEY)
-            .agg(F.count(F.lit(1)).alias(table))
-            for table in ("leader_and_isr_requests", "update_metadata_requests",
-                          "stop_replica_requests")]
+def fingerprints(rows: DataFrame, table: str, sharing: Sharing | None) -> DataFrame:
+    """Per variant: its whole rows of `table`, counted (named as the table) and hashed."""
+    sums = whole_sums(rows, table, sharing,
+                      lambda r: r.select(*GROUP, *_fingerprint(table)))
+    return sums.select(*KEY, F.col("_n").alias(table), *_printed(sums, table))
 
 
-def figures(spark: SparkSession, out_dir: str, run_id: str, keys: DataFrame) -> DataFrame:
-    """Every figure per (cluster, variant), zeros where a variant has no rows."""
-    windows = read_whatif_table(spark, out_dir, "partition_windows", run_id)
-    parts = [window_figures(windows, keys), most_offline_at_once(windows),
-             finding_figures(read_whatif_table(spark, out_dir, "findings", run_id)),
-             only_isr_topics(read_whatif_table(spark, out_dir, "update_metadata_requests",
-                                               run_id)),
-             *request_counts(spark, out_dir, run_id)]
+def table_figures(spark: SparkSession, out_dir: str, run_id: str, keys: DataFrame,
+                  sharing: Sharing | None) -> DataFrame:
+    """Every figure and every COMPARED_TABLES fingerprint per (cluster, variant), each
+    table's stored rows read once."""
+    def stored(table: str) -> DataFrame:
+        return stored_rows(spark, out_dir, table, run_id)
+
+    ends = keys.select("cluster", "end_us").distinct()
+    parts = [window_figures(stored("partition_windows"), ends, sharing),
+             finding_figures(stored("findings"), sharing),
+             update_metadata_figures(stored("update_metadata_requests"), sharing),
+             *[fingerprints(stored(t), t, sharing) for t in COMPARED_TABLES
+               if t not in ("partition_windows", "findings", "update_metadata_requests")]]
     # Every part has one row per (cluster, variant) at most: small enough to broadcast.
-    joined = reduce(lambda left, right: left.join(F.broadcast(right), KEY, "left"), parts,
-                    keys.select(*KEY, *EDIT_COLUMNS, "no_edit"))
+    return reduce(lambda left, right: left.join(F.broadcast(right), KEY, "left"), parts,
+                  keys.select(*KEY, *EDIT_COLUMNS, "no_edit"))
+
+
+def figures(wide: DataFrame) -> DataFrame:
+    """Every figure per (cluster, variant), zeros where a variant has no rows, and
+    `same_as_baseline`."""
     empty_map = F.create_map().cast("map<string,bigint>")
-    return joined.select(
+    # A few rows per cluster: one task for the windows over a cluster's variants.
+    return wide.repartition(1, "cluster").select(
         *KEY, *EDIT_COLUMNS, "no_edit",
         *[F.coalesce(F.col(c), F.lit(0)).cast("long").alias(c) for c in COUNT_COLUMNS],
         *[F.coalesce(F.col(c), F.lit(0.0)).cast("double").alias(c) for c in SECONDS_COLUMNS],
         F.coalesce(F.col("findings_by_kind"), empty_map).alias("findings_by_kind"),
-    )
+        same_as_baseline(wide).alias("same_as_baseline"))
 
 
-def _fingerprint(df: DataFrame, table: str) -> DataFrame:
-    """Per (cluster, variant): the table's rows and the sum of their hashes (order-free;
-    as decimals, which a sum of longs would overflow)."""
-    columns = [c for c in df.columns if c not in ("cluster", "variant", "run_id")]
-    return df.groupBy(*KEY).agg(
-        F.count(F.lit(1)).alias(f"_n_{table}"),
-        F.sum(F.xxhash64(*columns).cast("decimal(38,0)")).alias(f"_h_{table}"))
-
-
-def same_as_baseline(spark: SparkSession, out_dir: str, run_id: str,
-                     keys: DataFrame) -> DataFrame:
-    """(cluster, variant, same_as_baseline): true for a variant whose rows of every
-    COMPARED_TABLES table are the baseline's (by count and hash), false for the baseline."""
-    parts = [_fingerprint(read_whatif_table(spark, out_dir, t, run_id), t)
-             for t in COMPARED_TABLES]
-    wide = reduce(lambda left, right: left.join(F.broadcast(right), KEY, "left"), parts,
-                  keys.select(*KEY))
-    prints = [c for c in wide.columns if c.startswith("_")]
-    base = wide.where(F.col("variant") == BASELINE) \
-        .select("cluster", *[F.col(c).alias(f"_base{c}") for c in prints])
-    same = reduce(lambda a, b: a & b,
-                  [F.col(c).eqNullSafe(F.col(f"_base{c}")) for c in prints],
-                  F.col("variant") != BASELINE)
-    return wide.join(base, "cluster", "left") \
-        .select(*KEY, F.coalesce(same, F.lit(False)).alias("same_as_baseline"))
+def same_as_baseline(wide: DataFrame) -> Column:
+    """True for a variant whose rows of every COMPARED_TABLES table are the baseline's (by
+    count and hash), false for the baseline."""
+    prints = [c for c in wide.columns if c.startswith("_n_") or c.startswith("_h_")]
+    cluster = Window.partitionBy("cluster")
+    same = reduce(lambda a, b: a & b, [F.col(c).eqNullSafe(F.first(
+        F.when(F.col("variant") == BASELINE, F.col(c)), ignorenulls=True).over(cluster))
+        for c in prints], F.col("variant") != BASELINE)
+    return F.coalesce(same, F.lit(False))
 
 
 def ranked(figs: DataFrame, run_id: str) -> DataFrame:
@@ -197,36 +238,6 @@ def ranked(figs: DataFrame, run_id: str) -> DataFrame:
         .select(*[c for c in WHATIF_IMPACT.fieldNames()
                   if not c.endswith("_vs_baseline")], *versus) \
         .select(*WHATIF_IMPACT.fieldNames())
-
-
-def _field_value(name: str) -> Column:
-    col = F.col(name)
-    if name == "isr":  # a set: printed sorted
-        col = F.array_sort(col)
-    if name in ("isr", "replicas"):
-        return F.when(col.isNotNull(), F.concat(F.lit("["), F.array_join(col, ","), F.lit("]")))
-    return col.cast("string")
-
-
-def partition_diff(states: DataFrame, keys: DataFrame, run_id: str) -> DataFrame:
-    """One row per (variant, partition, field) whose final value differs from the
-    baseline's; a partition only one of them has differs in every field."""
-    long = states.select(*KEY, "topic", "partition", F.explode(F.array(*[
-        F.struct(F.lit(name).alias("field"), _field_value(name).alias("value"))
-        for name in DIFF_FIELDS])).alias("f")).select(*KEY, "topic", "partition", "f.*")
-    base = long.where(F.col("variant") == BASELINE).drop("variant") \
-        .withColumnRenamed("value", "baseline")
-    others = long.where(F.col("variant") != BASELINE)
-    variants = F.broadcast(keys.select(*KEY).where(F.col("variant") != BASELINE))
-    cells = others.select(*KEY, "topic", "partition", "field").unionByName(
-        variants.join(base.select("cluster", "topic", "partition", "field"), "cluster")
-    ).distinct()
-    compared = cells.join(base, ["cluster", "topic", "partition", "field"], "left") \
-        .join(others, [*KEY, "topic", "partition", "field"], "left")
-    return compared.where(~F.col("baseline").eqNullSafe(F.col("value"))) \
-        .withColumn("run_id", F.lit(run_id)) \
-        .select("cluster", "run_id", "variant", "topic", "partition", "field", "baseline",
-                "value")
 
 
 def impact_stage(spark: SparkSession, out_dir: str, run_id: str, plans: list[VariantPlan],
@@ -248,10 +259,16 @@ def impact_stage(spark: SparkSession, out_dir: str, run_id: str, plans: list[Var
 def _impact_tables(spark: SparkSession, out_dir: str, run_id: str, plans: list[VariantPlan],
                    facts: LogFacts, counts: BatchCounts | None) -> None:
     keys = keys_frame(spark, plans, facts, counts)
-    figs = figures(spark, out_dir, run_id, keys) \
-        .join(same_as_baseline(spark, out_dir, run_id, keys), KEY, "left")
-    impact = ranked(figs, run_id)
-    write_whatif_table(spark, impact, out_dir, "whatif_impact", run_id)
-    states = read_whatif_table(spark, out_dir, "partition_states", run_id)
-    write_whatif_table(spark, partition_diff(states, keys, run_id), out_dir,
-                       "whatif_partition_diff", run_id)
+    sharing = read_sharing(spark, out_dir, run_id)
+    if sharing is not None:  # the state tables' sums and the diff use it
+        sharing.overrides.cache()
+    figs = figures(table_figures(spark, out_dir, run_id, keys, sharing)).cache()
+    try:
+        write_whatif_table(spark, ranked(figs, run_id), out_dir, "whatif_impact", run_id)
+        figs.unpersist()
+        write_whatif_table(spark, partition_diff(spark, out_dir, run_id, keys, sharing),
+                           out_dir, "whatif_partition_diff", run_id)
+    finally:
+        figs.unpersist()
+        if sharing is not None:
+            sharing.overrides.unpersist()

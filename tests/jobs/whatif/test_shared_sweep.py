@@ -27,7 +27,8 @@ from jobs.replay.job import main as replay_main
 from jobs.sim.cli import write_log
 from jobs.store.variant_rows import read_variant_table, stored_rows
 from jobs.whatif.job import main as whatif_main
-from schemas.whatif import IMPACT_TABLES, WHATIF_TABLES
+from jobs.whatif.stored_sums import GROUP, read_sharing, whole_sums
+from schemas.whatif import IMPACT_TABLES, SHARED_EVENT_KEYS, WHATIF_TABLES
 from tests.helpers.event_log import ARROW_EVENT_SCHEMA
 
 pytestmark = pytest.mark.slow
@@ -125,6 +126,36 @@ def test_the_variant_that_changes_nothing_is_flagged(spark: Any,
         .where(F.col("variant") == "nothing").collect()
     assert [(r["no_edit"], r["same_as_baseline"]) for r in rows] == [(True, True)]
 
+
+
+@pytest.mark.parametrize("table", ["partition_windows", "update_metadata_requests",
+                                   "partition_states", "replica_states"])
+def test_sums_from_storage_are_the_sums_over_whole_rows(spark: Any, outs: dict[str, Path],
+                                                        table: str) -> None:
+    """What the impact stage sums from the stored rows and the base's sums per group and
+    cut (`jobs.whatif.stored_sums`; a state table less the base's rows of the partitions a
+    variant overrides) is what summing each variant's whole rows gives: the count and the
+    hash of every row, and, per event table, per key column value."""
+    out = str(outs["shared"])
+    sharing = read_sharing(spark, out, "sweep")
+    assert sharing is not None and sharing.bases == ("baseline",)
+    by = ["seq"] if table in SHARED_EVENT_KEYS else []
+    key = [F.col(SHARED_EVENT_KEYS[table]).alias("seq")] if by else []
+
+    def values(rows: Any) -> Any:
+        return rows.select(*GROUP, *key, F.lit(1).cast("long").alias("n"),
+                           F.xxhash64("topic", "partition").cast("decimal(38,0)").alias("h"))
+
+    sums = whole_sums(stored_rows(spark, out, table, "sweep"), table, sharing, values, by)
+    whole = read_variant_table(spark, out, table, "sweep").select("cluster", "variant", *key,
+                                                                  "topic", "partition")
+    expected = whole.groupBy("cluster", "variant", *by).agg(
+        F.count(F.lit(1)).alias("n"),
+        F.sum(F.xxhash64("topic", "partition").cast("decimal(38,0)")).alias("h"))
+    # A state table's subtraction leaves a zero where a variant has no row of its own.
+    assert_df_equality(sums.where(F.col("n") != 0), expected.select(*sums.columns),
+                       ignore_row_order=True, ignore_nullable=True)
+    assert sums.select("variant").distinct().count() >= 7
 
 
 def test_a_log_with_bad_rows_quarantines_as_a_plain_replay(spark: Any, tmp_path: Path) -> None:
