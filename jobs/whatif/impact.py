@@ -43,6 +43,10 @@ COUNT_COLUMNS = ("partitions_offline_at_end", "max_partitions_offline_at_once",
                  "unclean_elections", "topics_losing_only_isr", "leader_and_isr_requests",
                  "update_metadata_requests", "stop_replica_requests",
                  "events_no_longer_applying")
+# The figures read from the controller's requests: a KRaft controller sends none (brokers
+# fetch the metadata log), so on a KRaft log they do not apply and stay null, not 0.
+REQUEST_COLUMNS = ("topics_losing_only_isr", "leader_and_isr_requests",
+                   "update_metadata_requests", "stop_replica_requests")
 SECONDS_COLUMNS = ("offline_partition_seconds", "under_min_isr_partition_seconds")
 
 
@@ -134,21 +138,25 @@ def request_counts(spark: SparkSession, out_dir: str, run_id: str) -> list[DataF
                           "stop_replica_requests")]
 
 
-def figures(spark: SparkSession, out_dir: str, run_id: str, keys: DataFrame) -> DataFrame:
-    """Every figure per (cluster, variant), zeros where a variant has no rows."""
+def figures(spark: SparkSession, out_dir: str, run_id: str, keys: DataFrame,
+            requests: bool = True) -> DataFrame:
+    """Every figure per (cluster, variant), zeros where a variant has no rows; without
+    `requests` (a KRaft log), the REQUEST_COLUMNS null."""
     windows = read_whatif_table(spark, out_dir, "partition_windows", run_id)
     parts = [window_figures(windows, keys), most_offline_at_once(windows),
-             finding_figures(read_whatif_table(spark, out_dir, "findings", run_id)),
-             only_isr_topics(read_whatif_table(spark, out_dir, "update_metadata_requests",
-                                               run_id)),
-             *request_counts(spark, out_dir, run_id)]
+             finding_figures(read_whatif_table(spark, out_dir, "findings", run_id))]
+    if requests:
+        parts += [only_isr_topics(read_whatif_table(spark, out_dir,
+                                                    "update_metadata_requests", run_id)),
+                  *request_counts(spark, out_dir, run_id)]
     # Every part has one row per (cluster, variant) at most: small enough to broadcast.
     joined = reduce(lambda left, right: left.join(F.broadcast(right), KEY, "left"), parts,
                     keys.select(*KEY, *EDIT_COLUMNS, "no_edit"))
     empty_map = F.create_map().cast("map<string,bigint>")
     return joined.select(
         *KEY, *EDIT_COLUMNS, "no_edit",
-        *[F.coalesce(F.col(c), F.lit(0)).cast("long").alias(c) for c in COUNT_COLUMNS],
+        *[(F.coalesce(F.col(c), F.lit(0)) if requests or c not in REQUEST_COLUMNS
+           else F.lit(None)).cast("long").alias(c) for c in COUNT_COLUMNS],
         *[F.coalesce(F.col(c), F.lit(0.0)).cast("double").alias(c) for c in SECONDS_COLUMNS],
         F.coalesce(F.col("findings_by_kind"), empty_map).alias("findings_by_kind"),
     )
@@ -230,7 +238,8 @@ def partition_diff(states: DataFrame, keys: DataFrame, run_id: str) -> DataFrame
 
 
 def impact_stage(spark: SparkSession, out_dir: str, run_id: str, plans: list[VariantPlan],
-                 facts: LogFacts, counts: BatchCounts | None = None) -> None:
+                 facts: LogFacts, counts: BatchCounts | None = None,
+                 requests: bool = True) -> None:
     """The impact and diff tables, then the ranking. Spark's own choice of broadcast joins
     is off meanwhile: a filtered or exploded table can look small to the planner and be
     gigabytes when built on the driver ("Not enough memory to build and broadcast the
@@ -238,7 +247,7 @@ def impact_stage(spark: SparkSession, out_dir: str, run_id: str, plans: list[Var
     threshold = spark.conf.get(BROADCAST_THRESHOLD) or "10MB"
     spark.conf.set(BROADCAST_THRESHOLD, "-1")
     try:
-        _impact_tables(spark, out_dir, run_id, plans, facts, counts)
+        _impact_tables(spark, out_dir, run_id, plans, facts, counts, requests)
     finally:
         spark.conf.set(BROADCAST_THRESHOLD, threshold)
     written = read_whatif_table(spark, out_dir, "whatif_impact", run_id).collect()
@@ -246,9 +255,9 @@ def impact_stage(spark: SparkSession, out_dir: str, run_id: str, plans: list[Var
 
 
 def _impact_tables(spark: SparkSession, out_dir: str, run_id: str, plans: list[VariantPlan],
-                   facts: LogFacts, counts: BatchCounts | None) -> None:
+                   facts: LogFacts, counts: BatchCounts | None, requests: bool) -> None:
     keys = keys_frame(spark, plans, facts, counts)
-    figs = figures(spark, out_dir, run_id, keys) \
+    figs = figures(spark, out_dir, run_id, keys, requests) \
         .join(same_as_baseline(spark, out_dir, run_id, keys), KEY, "left")
     impact = ranked(figs, run_id)
     write_whatif_table(spark, impact, out_dir, "whatif_impact", run_id)

@@ -85,7 +85,8 @@ def kraft_main(argv: list[str] | None, kraft: KraftInput,
             spark, clusters, variants, profile, default_min_isr, ingest_noops(kraft), run_id,
             checkpoint, log.info, with_baseline=args.baseline is None)
         publish(spark, staging, args.out, run_id, args.baseline)
-        impact_stage(spark, args.out, run_id, impact_plans(variants), kraft_facts(clusters))
+        impact_stage(spark, args.out, run_id, impact_plans(variants), kraft_facts(clusters),
+                     requests=False)
     finally:
         remove_scratch(spark, checkpoint)
     return 0

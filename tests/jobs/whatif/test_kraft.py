@@ -110,6 +110,15 @@ def test_the_edits_are_counted(spark: Any, out: Path) -> None:
     assert rows["baseline"].events_dropped == 0 and not rows["baseline"].same_as_baseline
 
 
+def test_the_request_figures_do_not_apply_to_a_kraft_log(spark: Any, out: Path) -> None:
+    """A KRaft controller sends no LeaderAndIsr, UpdateMetadata or StopReplica: the figures
+    read from them are null for every variant, never a 0 that reads as "none sent"."""
+    rows = impact(spark, out).values()
+    assert {(r.topics_losing_only_isr, r.leader_and_isr_requests, r.update_metadata_requests,
+             r.stop_replica_requests) for r in rows} == {(None, None, None, None)}
+    assert all(r.offline_partition_seconds is not None for r in rows)
+
+
 def test_the_variant_tables(spark: Any, out: Path) -> None:
     windows = spark.read.parquet(str(out / "partition_windows"))
     offline = sorted((r.variant, r.topic, r.partition, r.cause_event, r.cause_broker)
