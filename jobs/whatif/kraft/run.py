@@ -1,11 +1,13 @@
 """The replay stage of a what-if on a KRaft log: the baseline and every variant folded on
-the executors (`statemachine.kraft`), a cluster's variants split into as many tasks as the
-session runs at once. Each task reads its cluster's records itself (the `metadata_records`
-Parquet the driver resolved the scenario on: nothing per record crosses from the driver)
-and writes its variants' tables as its own files of the staging directory, under their
-composite clusters and in the layout of the ZooKeeper what-if's, so
-`jobs.whatif.output.publish` and `jobs.whatif.impact` read them unchanged. The driver
-collects a few counts per variant.
+the executors (`statemachine.kraft`). One task per cluster folds its log as it is (the
+baseline, and the anchors every variant starts from); then the cluster's variants are
+dealt into as many tasks as the session runs at once (`spark.default.parallelism`). Each
+task reads its cluster's records itself (the `metadata_records` Parquet the driver
+resolved the scenario on: no record is shipped from the driver) and writes its variants'
+tables as its own files of the staging directory, under their composite clusters and in
+the layout of the ZooKeeper what-if's, so `jobs.whatif.output.publish` and
+`jobs.whatif.impact` read them unchanged. The driver collects a few counts per variant,
+and the anchors (one entry per partition change a broker operation wrote).
 """
 
 from __future__ import annotations
@@ -35,9 +37,9 @@ from jobs.whatif.matching import EditCounts
 from jobs.whatif.plan import composite
 from schemas.whatif import BASELINE
 from statemachine.incidents import elections_of, of_run
-from statemachine.kraft.fold import KraftOutputs, fold
+from statemachine.kraft.fold import KraftFold, KraftOutputs
 from statemachine.kraft.profiles import KraftProfile
-from statemachine.kraft.variant import VariantFold, anchors_of
+from statemachine.kraft.variant import VariantFold
 
 DROPPED = "skipped:dropped_by_variant"  # run_summary: log records a variant did not fold
 
@@ -71,7 +73,9 @@ class FoldSettings:
 
 @dataclass(frozen=True)
 class FoldTask:
-    """One executor task: some variants of one cluster (and its baseline)."""
+    """One executor task of one cluster: with no `anchors`, the log folded as it is (the
+    baseline's tables when `baseline`, and the anchors the variants need); with them,
+    some of the cluster's variants."""
 
     kraft: KraftInput
     cluster: str
@@ -79,6 +83,7 @@ class FoldTask:
     baseline: bool
     settings: FoldSettings
     part: str  # its files' name in the staged partitions
+    anchors: dict[int, int] | None = None
 
 
 @dataclass(frozen=True)
@@ -93,20 +98,30 @@ class Folded:
     edits: EditCounts | None  # None: the baseline
 
 
-def fold_task(task: FoldTask) -> list[Folded]:
-    """Runs on an executor: fold the task's variants, write their tables, return counts."""
+@dataclass(frozen=True)
+class TaskResult:
+    cluster: str
+    folded: list[Folded]
+    anchors: dict[int, int] | None  # a baseline task's: partition change -> its operation
+
+
+def fold_task(task: FoldTask) -> TaskResult:
+    """Runs on an executor: fold the task's log or variants, write their tables, return
+    the counts (and a baseline task's anchors)."""
     s, c = task.settings, task.cluster
     log = read_clusters(task.kraft)[c]
     noops = s.noops.get(c, 0)
     runs: dict[str, ClusterRun] = {}
     edits: dict[str, EditCounts] = {}
-    if task.baseline:
-        key = composite(c, BASELINE)
-        runs[key] = cluster_run(log, fold(log.records, s.default_min_isr, s.profile), key,
-                                noops)
-    anchored = anchors_of(log.records, s.default_min_isr, s.profile) if task.variants else {}
+    if task.anchors is None:
+        base = KraftFold(s.default_min_isr, s.profile)
+        base.feed(log.records)
+        if task.baseline:
+            key = composite(c, BASELINE)
+            runs[key] = cluster_run(log, base.finish(), key, noops)
     for v in task.variants:
-        variant = VariantFold(v.edits[c], v.settings[c], anchored, v.default_min_isr,
+        assert task.anchors is not None
+        variant = VariantFold(v.edits[c], v.settings[c], task.anchors, v.default_min_isr,
                               s.profile)
         out = variant.run(log.records)
         n = variant.counts
@@ -114,36 +129,50 @@ def fold_task(task: FoldTask) -> list[Folded]:
         edits[key] = EditCounts(n.dropped, n.injected, n.edited, len(n.partitions))
         runs[key] = cluster_run(log, out, key, noops, n.dropped + n.edited)
     write_tables(runs, s.staging, s.run_id, task.part)
-    return [Folded(k, r.counts, r.rollup, r.facts, edits.get(k)) for k, r in runs.items()]
+    folded = [Folded(k, r.counts, r.rollup, r.facts, edits.get(k)) for k, r in runs.items()]
+    return TaskResult(c, folded, base.anchored if task.anchors is None else None)
 
 
-def fold_tasks(kraft: KraftInput, clusters: dict[str, ClusterLog],
-               variants: list[KraftVariant], slots: int, settings: FoldSettings,
-               with_baseline: bool) -> list[FoldTask]:
-    """Per cluster, its variants dealt round-robin into at most `slots` tasks (each task
-    folds the log once more for its anchors, so no more tasks than cores are worth it);
-    the cluster's first task folds its baseline too."""
+def baseline_tasks(kraft: KraftInput, clusters: dict[str, ClusterLog],
+                   settings: FoldSettings, with_baseline: bool) -> list[FoldTask]:
+    return [FoldTask(kraft, c, (), with_baseline, settings, f"b{i:05d}")
+            for i, c in enumerate(sorted(clusters))]
+
+
+def variant_tasks(kraft: KraftInput, anchors: dict[str, dict[int, int]],
+                  variants: list[KraftVariant], slots: int,
+                  settings: FoldSettings) -> list[FoldTask]:
+    """Per cluster, its variants dealt round-robin into at most `slots` tasks."""
     tasks: list[FoldTask] = []
-    n = max(1, min(slots, len(variants)))
-    for c in sorted(clusters):
+    n = min(slots, len(variants))
+    for c in sorted(anchors):
         for i in range(n):
-            tasks.append(FoldTask(kraft, c, tuple(variants[i::n]), with_baseline and i == 0,
-                                  settings, f"{len(tasks):05d}"))
+            tasks.append(FoldTask(kraft, c, tuple(variants[i::n]), False, settings,
+                                  f"v{len(tasks):05d}", anchors[c]))
     return tasks
+
+
+def run_tasks(spark: SparkSession, tasks: list[FoldTask]) -> list[TaskResult]:
+    if not tasks:
+        return []
+    return spark.sparkContext.parallelize(tasks, len(tasks)).map(fold_task).collect()
 
 
 def replay_kraft_variants(spark: SparkSession, kraft: KraftInput,
                           clusters: dict[str, ClusterLog], variants: list[KraftVariant],
                           settings: FoldSettings, log: Callable[[str], None],
                           with_baseline: bool = True) -> str:
-    """Fold and stage every variant on the executors; returns the staging directory. Fills
-    each variant's edit counts."""
+    """Fold and stage every variant on the executors, in two rounds: each cluster's log
+    as it is (its baseline and the anchors every variant's fold starts from, one fold),
+    then the variants; returns the staging directory. Fills each variant's edit counts."""
     started = datetime.now(UTC)
-    tasks = fold_tasks(kraft, clusters, variants, spark.sparkContext.defaultParallelism,
-                       settings, with_baseline)
-    folded = {f.key: f for found in spark.sparkContext.parallelize(tasks, len(tasks))
-              .map(fold_task).collect() for f in found}
-    log(f"fold: {len(folded)} cluster variant(s) folded in {len(tasks)} executor task(s)")
+    first = run_tasks(spark, baseline_tasks(kraft, clusters, settings, with_baseline))
+    anchors = {r.cluster: r.anchors or {} for r in first}
+    second = variant_tasks(kraft, anchors, variants, spark.sparkContext.defaultParallelism,
+                           settings)
+    folded = {f.key: f for r in first + run_tasks(spark, second) for f in r.folded}
+    log(f"fold: {len(folded)} cluster variant(s) folded in {len(first) + len(second)} "
+        "executor task(s)")
     for v in variants:
         for c in clusters:
             edits = folded[composite(c, v.name)].edits

@@ -33,7 +33,7 @@ from jobs.engine.kraft.pipeline import FOLD_TABLES, profile_of
 from jobs.ingest import job as ingest
 from jobs.whatif.job import main
 from jobs.whatif.kraft.plan import resolve
-from jobs.whatif.kraft.run import FoldSettings, fold_task, fold_tasks
+from jobs.whatif.kraft.run import FoldSettings, baseline_tasks, fold_task, variant_tasks
 from jobs.whatif.plan import composite
 from jobs.whatif.scenario import load_scenario
 from schemas.whatif import WHATIF_IMPACT
@@ -176,9 +176,11 @@ def test_the_variants_fold_alike_however_they_are_dealt_to_tasks(
                        profile_of("3.7"), 1)
     for slots in (1, 4):
         settings = FoldSettings(profile_of("3.7"), 1, {}, str(tmp_path / f"s{slots}"), "r")
-        tasks = fold_tasks(kraft, clusters, variants, slots, settings, with_baseline=True)
+        first = [fold_task(t) for t in baseline_tasks(kraft, clusters, settings, True)]
+        tasks = variant_tasks(kraft, {r.cluster: r.anchors or {} for r in first}, variants,
+                              slots, settings)
         assert len(tasks) == slots
-        folded = [f.key for t in tasks for f in fold_task(t)]
+        folded = [f.key for r in first + [fold_task(t) for t in tasks] for f in r.folded]
         assert sorted(folded) == sorted(composite("k1", name) for name in
                                         ["baseline", *(v.name for v in variants)])
     assert_same_tables(tmp_path / "s4", tmp_path / "s1",
