@@ -18,6 +18,7 @@ import pyarrow.compute as pc
 
 from jobs.engine import change_digest
 from jobs.engine.change_digest import Change
+from jobs.engine.leader_moves import COLUMNS, leader_moves
 from jobs.engine.log_checks import SeqFacts
 from jobs.engine.rollup_carry import (
     LEADER_CAUSES,
@@ -61,24 +62,30 @@ def _reassigning(out_dir: str, run_id: str, carry: Carry) -> Rows:
                                     for c, *rest in run_reassigning(out_dir, run_id))])
 
 
-def _leader_writes(out_dir: str, run_id: str, carry: Carry) -> Rows:
+def _leader_writes(out_dir: str, run_id: str, carry: Carry) -> pa.Table:
     """The run's elections, and every write that may have set the leader of the topics
-    they elected in: the run's own and, per partition, the earlier runs' last."""
-    columns = ["cluster", "seq", "write", "ts", "topic", "partition", "leader", "cause"]
+    they elected in: the run's own and, per partition, the earlier runs' last
+    (`jobs.engine.leader_moves.COLUMNS`, as Arrow columns)."""
     # The elected topics from the topic column alone (one value per topic reaches Python,
     # not one tuple per election).
     elected = run_table(out_dir, "partition_state_writes", run_id, ["topic"],
                         {"cause": ["election"]}).column("topic")
     topics = sorted({str(t) for t in pc.unique(elected).to_pylist()})
     if not topics:
-        return {}
-    where = {"cause": LEADER_CAUSES, "topic": topics}
-    before = leaders_of_topics(carry, topics).to_pydict()
-    earlier = [(c, "", s, w, None, t, p, leader, "") for c, t, p, s, w, leader in zip(
-        before["cluster"], before["topic"], before["partition"], before["seq"],
-        before["write"], before["leader"], strict=True)]
-    return _by_cluster([*earlier, *((c, run_id, *rest) for c, *rest in run_rows(
-        out_dir, "partition_state_writes", run_id, columns, where))])
+        return pa.table({c: [] for c in COLUMNS})
+    mine = run_table(out_dir, "partition_state_writes", run_id,
+                     ["cluster", "topic", "partition", "seq", "write", "ts", "leader", "cause"],
+                     {"cause": LEADER_CAUSES, "topic": topics})
+    before = leaders_of_topics(carry, topics)
+    earlier = pa.table({
+        **{c: before.column(c) for c in ("cluster", "topic", "partition", "seq", "write")},
+        "ts": pa.nulls(before.num_rows, pa.int64()),
+        "leader": before.column("leader"),
+        "cause": pa.repeat(pa.scalar("", pa.string()), before.num_rows)})
+    own = [pa.repeat(pa.scalar(False), before.num_rows),
+           pa.repeat(pa.scalar(True), mine.num_rows)]
+    both = pa.concat_tables([earlier.cast(mine.schema), mine])
+    return both.append_column("own", pa.chunked_array(own, pa.bool_())).select(COLUMNS)
 
 
 def run_changes(out_dir: str, run_id: str, carry: Carry,
@@ -88,14 +95,14 @@ def run_changes(out_dir: str, run_id: str, carry: Carry,
     created = _creations(out_dir, run_id)
     deleted = _deletions(out_dir, run_id)
     reassigning = _reassigning(out_dir, run_id, carry)
-    writes = _leader_writes(out_dir, run_id, carry)
+    moves = leader_moves(_leader_writes(out_dir, run_id, carry))
     out: dict[str, list[Change]] = {}
     for cluster in sorted(c for c, f in facts.items() if f.seq_max is not None):
         f = facts[cluster]
         found = [*change_digest.created(created.get(cluster, [])),
                  change_digest.deleted(deleted.get(cluster, [])),
                  *change_digest.reassignments(reassigning.get(cluster, []), run_id),
-                 change_digest.leaders_moved(writes.get(cluster, []), run_id),
+                 moves.get(cluster, Change("leader_moved", 0, ())),
                  *change_digest.from_requests(f.requested)]
         if cluster in timelines:
             found += change_digest.cluster_changes(timelines[cluster], f.previous_seq_max)

@@ -17,12 +17,10 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from pyspark.sql import Column
-from pyspark.sql import functions as F
-
 from jobs.common.config import parse_duration
 from jobs.common.instants import micros
 from jobs.engine.log_checks import SeqFacts
+from jobs.engine.sql_text import col, in_list, quote, when
 
 CONFLICT = "conflicting events at one seq"
 
@@ -55,18 +53,19 @@ def _iso(us: int) -> str:
     return datetime.fromtimestamp(us / 1_000_000, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def plausibility_problems(rules: Plausibility) -> list[Column]:
-    """The reasons of `rules` as `when` columns (over a row whose `cluster` is filled)."""
-    ts = F.unix_micros(F.col("ts"))
+def plausibility_problems(rules: Plausibility) -> list[str]:
+    """The reasons of `rules` as Spark SQL `CASE WHEN` texts (over a row whose `cluster`
+    is filled), joined after the contract's by `jobs.engine.keying.reason_column`."""
+    ts = f"unix_micros({col('ts')})"
     checks = []
     if rules.ts_min_us is not None:
-        checks.append(F.when(ts < rules.ts_min_us,
-                             F.lit(f"implausible ts: before {_iso(rules.ts_min_us)}")))
+        checks.append(when(f"{ts} < {rules.ts_min_us}",
+                           f"implausible ts: before {_iso(rules.ts_min_us)}"))
     if rules.ts_max_us is not None:
-        checks.append(F.when(ts > rules.ts_max_us, F.lit(
-            f"implausible ts: after {_iso(rules.ts_max_us)} (ts_max_ahead past the run's start)")))
+        checks.append(when(f"{ts} > {rules.ts_max_us}", f"implausible ts: after "
+                           f"{_iso(rules.ts_max_us)} (ts_max_ahead past the run's start)"))
     if rules.conflicts:
         keys = sorted({f"{c}\x00{s}" for c, s in rules.conflicts})
-        key = F.concat_ws("\x00", F.col("cluster"), F.col("seq").cast("string"))
-        checks.append(F.when(key.isin(*keys), F.lit(CONFLICT)))
+        key = f"concat_ws({quote(chr(0))}, {col('cluster')}, CAST({col('seq')} AS STRING))"
+        checks.append(when(in_list(key, keys), CONFLICT))
     return checks

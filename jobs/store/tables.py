@@ -85,20 +85,23 @@ def variant_table(out_dir: str, names: tuple[str, ...]) -> str | None:
 
 
 def write_partition(out_dir: str, table: str, run_id: str, data: pa.Table | None,
-                    schema: pa.Schema | None = None) -> int:
+                    schema: pa.Schema | None = None, part: str | None = None) -> int:
     """Replace this run's partition of `table` with `data` (every column of the table, in
     any order; `run_id`, if there, is left out: it is the directory): one Parquet file,
     written with pyarrow (no Spark job for a small table), with the schema and no rows
     when there are none, so that `spark.read.parquet(<out>/<table>)` works whatever the
     run found. `schema`: the file's columns when not the replay table's (a what-if
-    table's). Returns the rows."""
+    table's). `part`: one task's share of the partition instead, `part-<part>.parquet`
+    beside the other tasks' (written again whole when the task is retried). Returns the
+    rows."""
     schema = file_schema(table) if schema is None else schema
     body = schema.empty_table() if data is None else data.select(schema.names).cast(schema)
     target = partition_path(out_dir, table, run_id)
-    delete_path(target)
+    if part is None:
+        delete_path(target)
     filesystem, directory = opened(target)
     filesystem.create_dir(directory, recursive=True)
-    pq.write_table(body.combine_chunks(), f"{directory}/part-00000.parquet",
+    pq.write_table(body.combine_chunks(), f"{directory}/part-{part or '00000'}.parquet",
                    filesystem=filesystem, **WRITE_OPTIONS)
     return int(body.num_rows)
 
@@ -130,8 +133,10 @@ def read_table_or_empty(spark: SparkSession, out_dir: str, table: str) -> DataFr
     return spark.createDataFrame([], TABLES[table])
 
 
-def write_arrow(batches: list[pa.RecordBatch], out_dir: str, table: str, run_id: str) -> int:
+def write_arrow(batches: list[pa.RecordBatch], out_dir: str, table: str, run_id: str,
+                part: str | None = None) -> int:
     """Write small driver-side tables (timelines, run summary, incidents, changes) built as
-    Arrow batches of the whole table schema: this run's partition, replaced."""
+    Arrow batches of the whole table schema: this run's partition, replaced (or, with
+    `part`, one task's file of it: `write_partition`)."""
     data = pa.Table.from_batches(batches) if batches else None
-    return write_partition(out_dir, table, run_id, data)
+    return write_partition(out_dir, table, run_id, data, part=part)

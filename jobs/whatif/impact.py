@@ -46,6 +46,10 @@ COUNT_COLUMNS = ("partitions_offline_at_end", "max_partitions_offline_at_once",
                  "unclean_elections", "topics_losing_only_isr", "leader_and_isr_requests",
                  "update_metadata_requests", "stop_replica_requests",
                  "events_no_longer_applying")
+# The figures read from the controller's requests: a KRaft controller sends none (brokers
+# fetch the metadata log), so on a KRaft log they do not apply and stay null, not 0.
+REQUEST_COLUMNS = ("topics_losing_only_isr", "leader_and_isr_requests",
+                   "update_metadata_requests", "stop_replica_requests")
 SECONDS_COLUMNS = ("offline_partition_seconds", "under_min_isr_partition_seconds")
 
 
@@ -198,14 +202,15 @@ def table_figures(spark: SparkSession, out_dir: str, run_id: str, keys: DataFram
                   keys.select(*KEY, *EDIT_COLUMNS, "no_edit"))
 
 
-def figures(wide: DataFrame) -> DataFrame:
+def figures(wide: DataFrame, requests: bool = True) -> DataFrame:
     """Every figure per (cluster, variant), zeros where a variant has no rows, and
-    `same_as_baseline`."""
+    `same_as_baseline`; without `requests` (a KRaft log), the REQUEST_COLUMNS null."""
     empty_map = F.create_map().cast("map<string,bigint>")
     # A few rows per cluster: one task for the windows over a cluster's variants.
     return wide.repartition(1, "cluster").select(
         *KEY, *EDIT_COLUMNS, "no_edit",
-        *[F.coalesce(F.col(c), F.lit(0)).cast("long").alias(c) for c in COUNT_COLUMNS],
+        *[(F.coalesce(F.col(c), F.lit(0)) if requests or c not in REQUEST_COLUMNS
+           else F.lit(None)).cast("long").alias(c) for c in COUNT_COLUMNS],
         *[F.coalesce(F.col(c), F.lit(0.0)).cast("double").alias(c) for c in SECONDS_COLUMNS],
         F.coalesce(F.col("findings_by_kind"), empty_map).alias("findings_by_kind"),
         same_as_baseline(wide).alias("same_as_baseline"))
@@ -241,7 +246,8 @@ def ranked(figs: DataFrame, run_id: str) -> DataFrame:
 
 
 def impact_stage(spark: SparkSession, out_dir: str, run_id: str, plans: list[VariantPlan],
-                 facts: LogFacts, counts: BatchCounts | None = None) -> None:
+                 facts: LogFacts, counts: BatchCounts | None = None,
+                 requests: bool = True) -> None:
     """The impact and diff tables, then the ranking. Spark's own choice of broadcast joins
     is off meanwhile: a filtered or exploded table can look small to the planner and be
     gigabytes when built on the driver ("Not enough memory to build and broadcast the
@@ -249,7 +255,7 @@ def impact_stage(spark: SparkSession, out_dir: str, run_id: str, plans: list[Var
     threshold = spark.conf.get(BROADCAST_THRESHOLD) or "10MB"
     spark.conf.set(BROADCAST_THRESHOLD, "-1")
     try:
-        _impact_tables(spark, out_dir, run_id, plans, facts, counts)
+        _impact_tables(spark, out_dir, run_id, plans, facts, counts, requests)
     finally:
         spark.conf.set(BROADCAST_THRESHOLD, threshold)
     written = read_whatif_table(spark, out_dir, "whatif_impact", run_id).collect()
@@ -257,12 +263,12 @@ def impact_stage(spark: SparkSession, out_dir: str, run_id: str, plans: list[Var
 
 
 def _impact_tables(spark: SparkSession, out_dir: str, run_id: str, plans: list[VariantPlan],
-                   facts: LogFacts, counts: BatchCounts | None) -> None:
+                   facts: LogFacts, counts: BatchCounts | None, requests: bool) -> None:
     keys = keys_frame(spark, plans, facts, counts)
     sharing = read_sharing(spark, out_dir, run_id)
     if sharing is not None:  # the state tables' sums and the diff use it
         sharing.overrides.cache()
-    figs = figures(table_figures(spark, out_dir, run_id, keys, sharing)).cache()
+    figs = figures(table_figures(spark, out_dir, run_id, keys, sharing), requests).cache()
     try:
         write_whatif_table(spark, ranked(figs, run_id), out_dir, "whatif_impact", run_id)
         figs.unpersist()

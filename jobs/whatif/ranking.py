@@ -30,6 +30,13 @@ def _edit_lines(r: dict[str, object]) -> list[str]:
     return lines
 
 
+def _only_isr(r: dict[str, object]) -> str:
+    """The clause on topics losing their only in-sync replica; none on a KRaft log, whose
+    controller publishes no UpdateMetadata to read it from."""
+    n = r.get("topics_losing_only_isr")
+    return "" if n is None else f"{n} topics lose their only in-sync replica, "
+
+
 def print_ranking(rows: list[dict[str, object]]) -> None:
     clusters = sorted({str(r["cluster"]) for r in rows})
     for cluster in clusters:
@@ -42,7 +49,7 @@ def print_ranking(rows: list[dict[str, object]]) -> None:
                   f"partition-seconds ({vs:+,.0f} vs baseline), up to "
                   f"{r['max_partitions_offline_at_once']} partitions offline at once, "
                   f"{r['partitions_offline_at_end']} still offline at the end, "
-                  f"{r['topics_losing_only_isr']} topics lose their only in-sync replica, "
+                  f"{_only_isr(r)}"
                   f"{r['unclean_elections']} unclean elections{_flags(r)}")
             for line in _edit_lines(r):
                 print(f"   {line}")

@@ -104,7 +104,7 @@ def replay_kraft(spark: SparkSession, kraft: KraftInput, out: str, run_id: str,
                     "no metadata_summary beside the records (the NoOps jobs.ingest did not "
                     "write leave holes); give the ingest's output folder as --events")
     folded = time.perf_counter()
-    write_tables(spark, runs, out, run_id)
+    write_tables(runs, out, run_id)
     seconds = {"replay": folded - t0, "write": time.perf_counter() - folded}
     seconds["total"] = time.perf_counter() - t0
     counts = {c: r.counts for c, r in runs.items()}
@@ -147,26 +147,30 @@ def print_kraft_summary(out: str, run_id: str, runs: dict[str, ClusterRun],
     print(f"tables written under {out}/<table>/run_id={run_id}\n", flush=True)
 
 
-def write_tables(spark: SparkSession, runs: dict[str, ClusterRun], out: str,
-                 run_id: str) -> None:
+def write_tables(runs: dict[str, ClusterRun], out: str, run_id: str,
+                 part: str | None = None) -> None:
+    """The runs' tables, this run's partitions replaced (`part`: one task's files of them,
+    `jobs.store.tables.write_partition`)."""
     for table in FOLD_TABLES:
         batches = []
         for cluster, r in runs.items():
             rows = getattr(r.outputs, table)
             r.counts.rows_written[table] = len(rows)
             batches.append(rows_to_record_batch(table, cluster, run_id, rows))
-        write_arrow(batches, out, table, run_id)
+        write_arrow(batches, out, table, run_id, part)
     for r in runs.values():
         r.counts.rows_written["incidents"] = len(r.incidents)
         r.counts.rows_written["metadata_writes"] = len(r.writes)
     write_arrow(incident_batches({c: r.incidents for c, r in runs.items()
-                                         if r.incidents}, run_id), out, "incidents", run_id)
+                                         if r.incidents}, run_id), out, "incidents", run_id,
+                part)
     write_arrow(change_batches({c: r.changes for c, r in runs.items()}, run_id),
-                out, "changes", run_id)
-    write_metadata_writes(runs, out, run_id)
+                out, "changes", run_id, part)
+    write_metadata_writes(runs, out, run_id, part)
 
 
-def write_metadata_writes(runs: dict[str, ClusterRun], out: str, run_id: str) -> int:
+def write_metadata_writes(runs: dict[str, ClusterRun], out: str, run_id: str,
+                          part: str | None = None) -> int:
     """`metadata_writes`, a KRaft run's own table (`schemas.tables.KRAFT_TABLES`)."""
     body = file_schema("metadata_writes")
     batches = []
@@ -175,4 +179,4 @@ def write_metadata_writes(runs: dict[str, ClusterRun], out: str, run_id: str) ->
         batches.append(rows.add_column(0, body[0], pa.repeat(cluster, len(r.writes))
                                        .cast(pa.string())))
     data = pa.Table.from_batches(batches, schema=body) if batches else None
-    return write_partition(out, "metadata_writes", run_id, data)
+    return write_partition(out, "metadata_writes", run_id, data, part=part)

@@ -1,6 +1,6 @@
 """`python -m jobs.whatif --events DIR --scenario FILE --out DIR` on a KRaft input (the
 `metadata_records` of `jobs.ingest`): the scenario resolved against the records
-(`plan`), the baseline and every variant folded on the driver (`run`), then the
+(`plan`), the baseline and every variant folded on the executors (`run`), then the
 ZooKeeper what-if's own publish and impact stages: the same tables, with a `variant`
 column, and the same ranking. `--kafka-version` picks the KRaft profile (3.3 and later).
 """
@@ -27,11 +27,12 @@ from jobs.engine.kraft.metadata_source import (
 )
 from jobs.engine.kraft.pipeline import profile_of
 from jobs.store.filesystem import run_id_problem, scratch_path
+from jobs.store.layout import CheckpointLayout
 from jobs.store.tables import remove_scratch
 from jobs.whatif.args import parse_args
 from jobs.whatif.impact import impact_stage
 from jobs.whatif.kraft.plan import KraftVariant, kraft_facts, resolve
-from jobs.whatif.kraft.run import replay_kraft_variants
+from jobs.whatif.kraft.run import FoldSettings, replay_kraft_variants
 from jobs.whatif.output import baseline_problem, publish
 from jobs.whatif.plan import VariantPlan
 from jobs.whatif.scenario import load_scenario
@@ -81,11 +82,13 @@ def kraft_main(argv: list[str] | None, kraft: KraftInput,
         return refuse(problem)
     checkpoint = scratch_path(args.out, "whatif-checkpoint-")
     try:
-        staging = replay_kraft_variants(
-            spark, clusters, variants, profile, default_min_isr, ingest_noops(kraft), run_id,
-            checkpoint, log.info, with_baseline=args.baseline is None)
+        settings = FoldSettings(profile, default_min_isr, ingest_noops(kraft),
+                                CheckpointLayout(checkpoint).tables, run_id)
+        staging = replay_kraft_variants(spark, kraft, clusters, variants, settings, log.info,
+                                        with_baseline=args.baseline is None)
         publish(spark, staging, args.out, run_id, args.baseline)
-        impact_stage(spark, args.out, run_id, impact_plans(variants), kraft_facts(clusters))
+        impact_stage(spark, args.out, run_id, impact_plans(variants), kraft_facts(clusters),
+                     requests=False)
     finally:
         remove_scratch(spark, checkpoint)
     return 0

@@ -28,9 +28,16 @@ from typing import Any
 
 import pytest
 
+from jobs.engine.kraft.metadata_source import find_kraft_input, read_clusters
+from jobs.engine.kraft.pipeline import FOLD_TABLES, profile_of
 from jobs.ingest import job as ingest
 from jobs.whatif.job import main
+from jobs.whatif.kraft.plan import resolve
+from jobs.whatif.kraft.run import FoldSettings, baseline_tasks, fold_task, variant_tasks
+from jobs.whatif.plan import composite
+from jobs.whatif.scenario import load_scenario
 from schemas.whatif import WHATIF_IMPACT
+from tests.helpers.same_tables import assert_same_tables
 
 pytestmark = pytest.mark.slow
 
@@ -110,6 +117,15 @@ def test_the_edits_are_counted(spark: Any, out: Path) -> None:
     assert rows["baseline"].events_dropped == 0 and not rows["baseline"].same_as_baseline
 
 
+def test_the_request_figures_do_not_apply_to_a_kraft_log(spark: Any, out: Path) -> None:
+    """A KRaft controller sends no LeaderAndIsr, UpdateMetadata or StopReplica: the figures
+    read from them are null for every variant, never a 0 that reads as "none sent"."""
+    rows = impact(spark, out).values()
+    assert {(r.topics_losing_only_isr, r.leader_and_isr_requests, r.update_metadata_requests,
+             r.stop_replica_requests) for r in rows} == {(None, None, None, None)}
+    assert all(r.offline_partition_seconds is not None for r in rows)
+
+
 def test_the_variant_tables(spark: Any, out: Path) -> None:
     windows = spark.read.parquet(str(out / "partition_windows"))
     offline = sorted((r.variant, r.topic, r.partition, r.cause_event, r.cause_broker)
@@ -146,3 +162,26 @@ config = { eligible_leader_replicas_enable = true }
     assert main(["--events", str(ingested), "--scenario", str(scenario),
                  "--out", str(tmp_path / "out")], spark=spark) == 2
     assert "needs the 4.0 profile" in capsys.readouterr().err
+
+
+def test_the_variants_fold_alike_however_they_are_dealt_to_tasks(
+        ingested: Path, tmp_path: Path) -> None:
+    """The executors' tasks (run here in the test's process) write the same rows whether
+    one task folds every variant, as the driver did, or four share them."""
+    kraft = find_kraft_input(str(ingested))
+    assert kraft is not None
+    (tmp_path / "kraft.toml").write_text(SCENARIO)
+    clusters = read_clusters(kraft)
+    variants = resolve(load_scenario(str(tmp_path / "kraft.toml")), clusters,
+                       profile_of("3.7"), 1)
+    for slots in (1, 4):
+        settings = FoldSettings(profile_of("3.7"), 1, {}, str(tmp_path / f"s{slots}"), "r")
+        first = [fold_task(t) for t in baseline_tasks(kraft, clusters, settings, True)]
+        tasks = variant_tasks(kraft, {r.cluster: r.anchors or {} for r in first}, variants,
+                              slots, settings)
+        assert len(tasks) == slots
+        folded = [f.key for r in first + [fold_task(t) for t in tasks] for f in r.folded]
+        assert sorted(folded) == sorted(composite("k1", name) for name in
+                                        ["baseline", *(v.name for v in variants)])
+    assert_same_tables(tmp_path / "s4", tmp_path / "s1",
+                       (*FOLD_TABLES, "incidents", "changes"), ["r"])
