@@ -28,10 +28,8 @@ def run_table(out_dir: str, table: str, run_id: str, columns: Sequence[str],
     partition = parquet_dataset(partition_path(out_dir, table, run_id), schema)
     if partition is None:
         return pa.schema([_as_read(schema.field(c)) for c in columns]).empty_table()
-    condition = _condition(where or {})
-    found = partition.to_table(columns=list(columns), filter=condition)
-    return pa.table([pc.cast(found.column(c), pa.int64()) if c in TIME_COLUMNS
-                     else found.column(c) for c in columns], names=list(columns))
+    found = partition.to_table(columns=list(columns), filter=_condition(where or {}))
+    return pa.table(_as_micros(found, columns), names=list(columns))
 
 
 def run_batches(out_dir: str, table: str, run_id: str, columns: Sequence[str],
@@ -42,10 +40,14 @@ def run_batches(out_dir: str, table: str, run_id: str, columns: Sequence[str],
     partition = parquet_dataset(partition_path(out_dir, table, run_id), schema)
     if partition is None:
         return
-    condition = _condition(where or {})
-    for found in partition.to_batches(columns=list(columns), filter=condition):
-        yield pa.record_batch([pc.cast(found.column(c), pa.int64()) if c in TIME_COLUMNS
-                               else found.column(c) for c in columns], names=list(columns))
+    for found in partition.to_batches(columns=list(columns), filter=_condition(where or {})):
+        yield pa.record_batch(_as_micros(found, columns), names=list(columns))
+
+
+def _as_micros(found: pa.Table | pa.RecordBatch, columns: Sequence[str]) -> list[Any]:
+    """`columns` of `found`, timestamps as UTC microseconds."""
+    return [pc.cast(found.column(c), pa.int64()) if c in TIME_COLUMNS else found.column(c)
+            for c in columns]
 
 
 def _condition(where: Where) -> pc.Expression | None:
