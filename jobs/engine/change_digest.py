@@ -113,7 +113,8 @@ Write = tuple[str, int, int, int | None, str, int, int, str]
 def leaders_moved(writes: Iterable[Write], run_id: str) -> Change:
     """Elections of `run_id` that moved a leader from one broker to another: each
     `election` write against the same partition's write before it, in any run (any cause
-    but `isr_change`, which never changes the leader)."""
+    but `isr_change`, which never changes the leader). The definition on Python rows: a run
+    computes it on Arrow columns (`jobs.engine.leader_moves`), tested equal to this."""
     by_partition: dict[tuple[str, int], list[Write]] = defaultdict(list)
     for w in writes:
         by_partition[(w[4], w[5])].append(w)
