@@ -318,6 +318,8 @@ class VariantFold:
             return reassign(image, part, target, s)
         if kind == CANCEL:
             return cancel(image, part, s)
+        if kind == ENDED:
+            return Decision(refused="ends a reassignment not in progress in the variant")
         if kind in (PREFERRED, UNCLEAN):
             return elect_leader(image, part, kind == PREFERRED, s)
         # COMPLETE: the leader's ISR expansion, without what the variant would not admit.
@@ -383,7 +385,7 @@ class VariantFold:
 
 KEEP, DROP, REDECIDE, REPLACED = "keep", "drop", "redecide", "replaced"
 # The requests a log partition change answers (`request_of`).
-REASSIGN, CANCEL, COMPLETE = "reassign", "cancel", "complete"
+REASSIGN, CANCEL, COMPLETE, ENDED = "reassign", "cancel", "complete", "ended"
 PREFERRED, UNCLEAN = "preferred", "unclean"
 
 
@@ -396,7 +398,10 @@ def request_of(r: MetadataRecord, part: KraftPart) -> tuple[str, Ints] | None:
     progress after it, a start (or a change) to its replicas less the removing ones; done
     after it, with one in progress before, the completion when its replicas are the
     target's (the replicas less the removing ones) and the cancellation when they are the
-    origin's (less the adding ones); else a reassignment done at once to its replicas. A
+    origin's (less the adding ones); one that empties the adding or removing list (the
+    log's reassignment ended) when none is in progress in the variant: ended there already,
+    so the log's completion or cancellation no longer applies (`cancelPartitionReassignment`
+    refuses it); else a reassignment done at once to its replicas. A
     leader elected alone into the ISR, RECOVERING, is an unclean `ElectLeaders`; the first
     replica elected without an ISR, a preferred election."""
     if (r.replicas, r.adding_replicas, r.removing_replicas) != (None, None, None):
@@ -410,6 +415,8 @@ def request_of(r: MetadataRecord, part: KraftPart) -> tuple[str, Ints] | None:
                 return COMPLETE, replicas
             if replicas == tuple(b for b in part.replicas if b not in part.adding):
                 return CANCEL, replicas
+        elif () in (r.adding_replicas, r.removing_replicas):
+            return ENDED, replicas
         return REASSIGN, replicas
     leader = K.NO_LEADER_CHANGE if r.leader is None else r.leader
     if leader >= 0 and r.isr == (leader,) and r.leader_recovery_state == K.RECOVERING:

@@ -53,9 +53,10 @@ COMPLETE = pcr(0, leader=1, isr=(1, 2, 4), replicas=(1, 2, 4), removing_replicas
 CANCEL = pcr(0, leader=1, replicas=(1, 2, 3), removing_replicas=(), adding_replicas=())
 
 
-def run(records: list[MetadataRecord], *ops: Injected,
-        dropped: frozenset[int] = frozenset()) -> tuple[Any, VariantFold]:
-    v = VariantFold(Edits(ops, dropped), Settings(V37), anchors_of(records, 1, V37), 1, V37)
+def run(records: list[MetadataRecord], *ops: Injected, dropped: frozenset[int] = frozenset(),
+        settings: Settings | None = None) -> tuple[Any, VariantFold]:
+    v = VariantFold(Edits(ops, dropped), settings or Settings(V37), anchors_of(records, 1, V37),
+                    1, V37)
     return v.run(records), v
 
 
@@ -123,6 +124,24 @@ def test_a_cancel_keeps_the_variant_s_leader() -> None:
     out, v = run(log, Injected(FENCE, 1, 10 * S))
     assert state(out, 0) == (2, (2, 3), (1, 2, 3), (), ())
     assert v.counts.edited == 1 and not late(out)
+
+
+def test_a_reassignment_the_variant_completed_at_once_is_not_cancelled_again() -> None:
+    """The log moves p2 [1, 3, 4] off broker 1 at 20 s: its ISR [1] less the removing 1 is
+    empty, so it only starts: replicas [3, 4, 1], removing [1]; at 30 s the operator
+    cancels it: `PartitionReassignmentRevert` keeps [3, 4, 1] and the ISR [1], so only the
+    removing list is written. The variant fences 1 at 10 s with unclean election on: p2 led
+    by 3 alone (`electAnyLeader` UNCLEAN). The start then completes at once (the ISR less 1
+    is [3]): replicas [3, 4], 1 left, the leader 3 named (edited); the log's cancel finds no
+    reassignment in progress: not applied."""
+    log = [*setup(), *batch(20, 1, pcr(2, replicas=(3, 4, 1), removing_replicas=(1,))),
+           *batch(30, 1, pcr(2, removing_replicas=()))]
+    assert state(fold(log), 2) == (1, (1,), (3, 4, 1), (), ())
+    out, v = run(log, Injected(FENCE, 1, 10 * S),
+                 settings=Settings(V37, topic_unclean={"orders": True}))
+    assert state(out, 2) == (3, (3,), (3, 4), (), ())
+    assert late(out) == [(2, "ends a reassignment not in progress in the variant")]
+    assert v.counts.edited == 1
 
 
 def test_a_preferred_election_needs_the_preferred_replica_in_the_variant_s_isr() -> None:
