@@ -65,10 +65,16 @@ def reassign(image: MetadataImage, part: KraftPart, target: Ints, s: Settings) -
     if not target or unknown:
         return Decision(refused=f"reassigns to broker(s) {unknown} not registered in the "
                                 "variant" if unknown else "reassigns to no replica")
+    return Decision(build(part, part.isr, _rules(image, part, s, False),
+                          reassignment(part, target)))
+
+
+def reassignment(part: KraftPart, target: Ints) -> Target:
+    """The builder's target assignment for a reassignment of `part` to `target`
+    (`PartitionReassignmentReplicas(current, target)`; an empty list keeps the partition's)."""
     removing = tuple(sorted(set(part.replicas) - set(target)))
     adding = tuple(sorted(set(target) - set(part.replicas)))
-    wanted = Target(tuple(target) + removing, adding or part.adding, removing or part.removing)
-    return Decision(build(part, part.isr, _rules(image, part, s, False), wanted))
+    return Target(tuple(target) + removing, adding or part.adding, removing or part.removing)
 
 
 def cancel(image: MetadataImage, part: KraftPart, s: Settings) -> Decision:
