@@ -1,12 +1,15 @@
 """`ReplicationControlManager`'s broker operations, re-executed on the image for a what-if:
 the records a KRaft controller writes when it fences a broker, when a broker enters a
-controlled shutdown, and when it unfences one, in its record order (3.7.0
+controlled shutdown, when it unfences one and when one is unregistered, in its record
+order (3.7.0
 `ReplicationControlManager.java`; the trunk of 2024-10 the same at `:1287-1375`):
 
 * `handleBrokerFenced` (`:1289-1306`): for each partition with the broker in its ISR, the
   change with the broker out of the target ISR and not acceptable as leader, then the
   fence (`BrokerRegistrationChangeRecord` with `fenced` from metadata version 3.3-IV2,
   before it a `FenceBrokerRecord`);
+* `handleBrokerUnregistered` (`:1318-1325`, `unregisterBroker` for a decommissioned
+  broker): the same changes as a fence, then the `UnregisterBrokerRecord`;
 * `handleBrokerInControlledShutdown` (`:1363-1373`): the registration change into
   controlled shutdown (when not in one already), then the same changes as a fence;
 * `handleBrokerUnfenced` (`:1338-1350`): the unfence, then for each partition without a
@@ -33,13 +36,14 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from statemachine.kraft import records as K
-from statemachine.kraft.election import Rules, build
+from statemachine.kraft.election import Change, Rules, build
 from statemachine.kraft.image import KraftPart, MetadataImage
 from statemachine.kraft.profiles import KraftProfile
 from statemachine.kraft.records import MetadataRecord
 
 FENCE, SHUTDOWN, UNFENCE = "fence", "controlled_shutdown", "unfence"
-OPERATIONS = (FENCE, SHUTDOWN, UNFENCE)
+UNREGISTER = "unregister"
+OPERATIONS = (FENCE, SHUTDOWN, UNFENCE)  # what a scenario injects
 
 
 @dataclass(frozen=True)
@@ -100,12 +104,24 @@ def _changes(image: MetadataImage, s: Settings, parts: Iterator[KraftPart], remo
                       min_isr_for(image, part.topic, s), s.profile.isr_shrink_bumps_leader_epoch)
         change = build(part, tuple(r for r in part.isr if r != remove), rules)
         if change is not None:
-            out.append(MetadataRecord(
-                None, None, None, None, K.PARTITION_CHANGE, topic=part.topic,
-                topic_id=part.topic_id, partition=part.partition, leader=change.leader,
-                isr=change.isr, elr=change.elr, last_known_elr=change.last_known_elr,
-                leader_recovery_state=change.leader_recovery_state))
+            out.append(change_record(part, change))
     return out
+
+
+def change_record(part: KraftPart, change: Change) -> MetadataRecord:
+    """The `PartitionChangeRecord` of `change` to `part` (no offset, batch or time yet)."""
+    return with_change(MetadataRecord(None, None, None, None, K.PARTITION_CHANGE,
+                                      topic=part.topic, topic_id=part.topic_id,
+                                      partition=part.partition), change)
+
+
+def with_change(r: MetadataRecord, change: Change) -> MetadataRecord:
+    """`r` with the fields of `change` (every one: a field the change leaves out is None)."""
+    return r._replace(leader=change.leader, isr=change.isr, elr=change.elr,
+                      last_known_elr=change.last_known_elr,
+                      leader_recovery_state=change.leader_recovery_state,
+                      replicas=change.replicas, adding_replicas=change.adding,
+                      removing_replicas=change.removing)
 
 
 def _registration(image: MetadataImage, broker: int, s: Settings, fenced: bool | None,
@@ -134,6 +150,10 @@ def operation(image: MetadataImage, kind: str, broker: int,
                 *_changes(image, s, _parts(image, lambda p: p.leader == K.NO_LEADER),
                           K.NO_LEADER, broker)]
     with_broker = _parts(image, lambda p: broker in p.isr)
+    if kind == UNREGISTER:
+        return [*_changes(image, s, with_broker, broker, K.NO_LEADER),
+                MetadataRecord(None, None, None, None, K.UNREGISTER_BROKER, broker_id=broker,
+                               broker_epoch=reg.epoch)]
     if kind == FENCE:
         if reg.fenced:
             return []

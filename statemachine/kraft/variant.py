@@ -11,19 +11,32 @@ in `ReplicationControlManager`'s order, and folded as one batch.
 A variant's history stays consistent, as in the ZooKeeper what-if:
 
 * a broker the variant fences is held dead until the variant unfences it: the log's own
-  records of that broker meanwhile (registration, fence, unfence, controlled shutdown,
-  unregistration) are dropped, with the partition changes that belong to those operations
-  in the log (the baseline fold's `KraftFold.anchored`). A registration dropped so is
-  written again, fenced, before the variant's unfence, so the broker comes back under the
-  broker epoch the rest of the log knows it by;
-* from the variant's first edit on, the log's other broker operations are re-decided: the
-  broker record is kept and its partition changes are generated again against the
-  variant's image (the log's own are replaced and counted as edited);
-* a log partition change that no operation explains (an AlterPartition, an election) and
-  that names a broker the variant holds dead as leader, ISR or ELR member, or that sets an
-  ISR without the partition's current leader (an AlterPartition comes from the leader,
-  which is always in the ISR it sends), is not applied: a `log_event_no_longer_applies`
-  finding, as the ZooKeeper core records an `IsrChanged` from a broker held dead.
+  records of that broker meanwhile (registration, fence, unfence, controlled shutdown)
+  are dropped, with the partition changes that belong to those operations in the log (the
+  baseline fold's `KraftFold.anchored`). A registration dropped so is written again,
+  fenced, before the variant's unfence, so the broker comes back under the broker epoch
+  the rest of the log knows it by. Its unregistration is not dropped: the operator still
+  decommissions it (re-decided below), and the broker is no longer held;
+* from the variant's first edit on, the log's other broker operations (fence, controlled
+  shutdown, unfence, unregistration) are re-decided: the broker record is kept and its
+  partition changes are generated again against the variant's image (the log's own are
+  replaced and counted as edited);
+* from the first edit on, a log partition change that answers a request is re-decided on
+  the variant's image (`statemachine.kraft.requests`): one that starts, changes, cancels
+  or completes a reassignment (it sets the replicas, adding or removing lists: the
+  operator's target replicas stay, the ISR, leader and ELR are the controller's on the
+  variant's ISR and active brokers; a completion is the leader's ISR expansion, without
+  the replicas the variant holds fenced), a preferred election (the first replica elected,
+  the ISR unchanged) and an unclean one (the ISR the new leader alone, RECOVERING). A
+  change the variant's controller writes otherwise replaces the log's at its offset
+  (edited); one it refuses or that writes nothing is not applied, and a reassignment
+  the variant does not complete stays in progress: a `log_event_no_longer_applies`
+  finding each;
+* any other log partition change no operation explains (an AlterPartition) that names a
+  broker the variant holds dead as leader, ISR or ELR member, or that sets an ISR without
+  the partition's current leader (an AlterPartition comes from the leader, which is
+  always in the ISR it sends), is not applied: a `log_event_no_longer_applies` finding,
+  as the ZooKeeper core records an `IsrChanged` from a broker held dead.
 
 Offsets: a log record keeps its offset plus the number of records inserted before it; an
 inserted record takes the offsets right after the last one folded, so a variant without an
@@ -37,11 +50,28 @@ from dataclasses import dataclass, field
 from itertools import count, groupby
 
 from statemachine.kraft import records as K
-from statemachine.kraft.controller import FENCE, SHUTDOWN, UNFENCE, Settings, active, operation
+from statemachine.kraft.controller import (
+    FENCE,
+    SHUTDOWN,
+    UNFENCE,
+    UNREGISTER,
+    Settings,
+    active,
+    operation,
+    with_change,
+)
 from statemachine.kraft.fold import KraftFold, KraftOutputs
 from statemachine.kraft.image import KraftPart, MetadataImage
 from statemachine.kraft.profiles import KraftProfile
-from statemachine.kraft.records import MetadataRecord
+from statemachine.kraft.records import Ints, MetadataRecord
+from statemachine.kraft.requests import (
+    Decision,
+    alter_partition,
+    cancel,
+    elect_leader,
+    in_progress,
+    reassign,
+)
 from statemachine.rows import FindingRow
 
 # The ZooKeeper core's finding kind (`statemachine.flows.NO_LONGER_APPLIES`), named again
@@ -72,7 +102,8 @@ class Edits:
 class VariantCounts:
     dropped: int = 0  # log records not folded: the scenario's drops and the consistency's
     injected: int = 0  # records the variant's operations wrote
-    edited: int = 0  # log partition changes replaced by a re-decided operation
+    edited: int = 0  # log partition changes replaced by a re-decided operation or request
+    in_place: int = 0  # of those, folded changed at the log record's own offset
     partitions: set[tuple[str, int]] = field(default_factory=set)  # with records changed
 
 
@@ -100,8 +131,10 @@ def batches(records: Iterable[MetadataRecord]) -> Iterator[list[MetadataRecord]]
 
 
 def operation_of(r: MetadataRecord) -> str | None:
-    """The controller operation a log broker record is part of (unregistrations and
-    registrations are not re-decided)."""
+    """The controller operation a log broker record is part of (registrations are not
+    re-decided)."""
+    if r.record_type == K.UNREGISTER_BROKER:
+        return UNREGISTER
     if r.record_type in (K.FENCE_BROKER, K.UNFENCE_BROKER):
         return FENCE if r.record_type == K.FENCE_BROKER else UNFENCE
     if r.record_type == K.BROKER_REGISTRATION_CHANGE:
@@ -194,6 +227,8 @@ class VariantFold:
                 self._redecide(r)
             elif r.record_type == K.PARTITION and self.dead & set(r.isr or ()):
                 self._created_without_dead(r)
+            elif self.diverged and self._answered(r):
+                pass
             elif self._still_applies(r):
                 self.fold.apply_batch([self._renumbered(r)])
 
@@ -207,7 +242,7 @@ class VariantFold:
                 self.diverged = True
                 out.append(DROP)
             elif r.record_type in BROKER_RECORDS and r.broker_id in self.dead:
-                out.append(DROP)
+                out.append(REDECIDE if r.record_type == K.UNREGISTER_BROKER else DROP)
             elif self.diverged and operation_of(r) is not None:
                 out.append(REDECIDE)
             else:
@@ -235,11 +270,66 @@ class VariantFold:
         """A log broker operation re-executed against the variant's image."""
         kind = operation_of(r)
         assert kind is not None and r.broker_id is not None
+        if kind == UNREGISTER:  # decommissioned: no longer held, not to come back
+            self.dead.discard(r.broker_id)
+            self.registrations.pop(r.broker_id, None)
         records = operation(self.image, kind, r.broker_id, self.settings)
         if not records:
             return
         self.counts.injected -= len(records)  # the log's own operation, not an addition
         self._write(records, r.ts)
+
+    def _answered(self, r: MetadataRecord) -> bool:
+        """Whether `r` answers a request (module docstring), re-decided and folded or not
+        applied here; False for any other record."""
+        part = self._part(r) if r.record_type == K.PARTITION_CHANGE else None
+        request = None if part is None else request_of(r, part)
+        if part is None or request is None:
+            return False
+        kind, target = request
+        decision = self._decide(kind, target, part, r)
+        key = (part.topic, part.partition)
+        change = decision.change
+        if kind == COMPLETE and decision.refused is None and (change is None or
+                                                              change.adding is None):
+            self.counts.partitions.add(key)
+            self._no_longer(r, part.topic, part.partition,
+                            f"does not complete the reassignment: adding replica(s) "
+                            f"{list(part.adding)} not all in the variant's ISR")
+            if change is None:
+                return True
+        elif decision.refused is not None or change is None:
+            self.counts.partitions.add(key)
+            self._no_longer(r, part.topic, part.partition, decision.refused or
+                            "writes nothing in the variant")
+            return True
+        log = self._renumbered(r)
+        mine = with_change(log, change)
+        if mine != log:
+            self.counts.edited += 1
+            self.counts.in_place += 1
+            self.counts.partitions.add(key)
+        self.fold.apply_batch([mine])
+        return True
+
+    def _decide(self, kind: str, target: Ints, part: KraftPart, r: MetadataRecord) -> Decision:
+        image, s = self.image, self.settings
+        if kind == REASSIGN:
+            return reassign(image, part, target, s)
+        if kind == CANCEL:
+            return cancel(image, part, s)
+        if kind == ENDED:
+            return Decision(refused="ends a reassignment not in progress in the variant")
+        if kind in (PREFERRED, UNCLEAN):
+            return elect_leader(image, part, kind == PREFERRED, s)
+        # COMPLETE: the leader's ISR expansion, without what the variant would not admit.
+        asked = r.isr if r.isr is not None else part.isr
+        isr = (*(b for b in asked if b in part.isr or active(image, b)),
+               *(b for b in part.isr if b not in asked))
+        if part.leader < 0 or part.leader not in isr:
+            return Decision(refused=f"comes from a leader the variant does not have (its "
+                                    f"leader is {part.leader})")
+        return alter_partition(image, part, isr, s)
 
     def _created_without_dead(self, r: MetadataRecord) -> None:
         """A partition the log creates with a broker the variant holds dead in its ISR:
@@ -253,6 +343,7 @@ class VariantFold:
             self._no_longer(r, r.topic, r.partition, "creates a partition with no active "
                             "replica in the variant")
             return
+        self.counts.in_place += 1
         self.fold.apply_batch([self._renumbered(r)._replace(isr=isr, leader=isr[0])])
 
     def _no_longer(self, r: MetadataRecord, topic: str | None, partition: int | None,
@@ -293,6 +384,46 @@ class VariantFold:
 
 
 KEEP, DROP, REDECIDE, REPLACED = "keep", "drop", "redecide", "replaced"
+# The requests a log partition change answers (`request_of`).
+REASSIGN, CANCEL, COMPLETE, ENDED = "reassign", "cancel", "complete", "ended"
+PREFERRED, UNCLEAN = "preferred", "unclean"
+
+
+def request_of(r: MetadataRecord, part: KraftPart) -> tuple[str, Ints] | None:
+    """The request a log `PartitionChangeRecord` no broker operation explains answers, read
+    from the record and the partition before it: (kind, the target replicas of a
+    reassignment), or None for an AlterPartition's ISR change.
+
+    A record that sets the replicas, adding or removing lists is a reassignment: still in
+    progress after it, a start (or a change) to its replicas less the removing ones; done
+    after it, with one in progress before, the completion when its replicas are the
+    target's (the replicas less the removing ones) and the cancellation when they are the
+    origin's (less the adding ones); one that empties the adding or removing list (the
+    log's reassignment ended) when none is in progress in the variant: ended there already,
+    so the log's completion or cancellation no longer applies (`cancelPartitionReassignment`
+    refuses it); else a reassignment done at once to its replicas. A
+    leader elected alone into the ISR, RECOVERING, is an unclean `ElectLeaders`; the first
+    replica elected without an ISR, a preferred election."""
+    if (r.replicas, r.adding_replicas, r.removing_replicas) != (None, None, None):
+        replicas = part.replicas if r.replicas is None else r.replicas
+        adding = part.adding if r.adding_replicas is None else r.adding_replicas
+        removing = part.removing if r.removing_replicas is None else r.removing_replicas
+        if adding or removing:
+            return REASSIGN, tuple(b for b in replicas if b not in removing)
+        if in_progress(part):
+            if replicas == tuple(b for b in part.replicas if b not in part.removing):
+                return COMPLETE, replicas
+            if replicas == tuple(b for b in part.replicas if b not in part.adding):
+                return CANCEL, replicas
+        elif () in (r.adding_replicas, r.removing_replicas):
+            return ENDED, replicas
+        return REASSIGN, replicas
+    leader = K.NO_LEADER_CHANGE if r.leader is None else r.leader
+    if leader >= 0 and r.isr == (leader,) and r.leader_recovery_state == K.RECOVERING:
+        return UNCLEAN, ()
+    if leader >= 0 and r.isr is None and part.replicas and leader == part.replicas[0]:
+        return PREFERRED, ()
+    return None
 
 
 def anchors_of(records: Iterable[MetadataRecord], default_min_isr: int = 1,

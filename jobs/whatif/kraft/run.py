@@ -127,7 +127,7 @@ def fold_task(task: FoldTask) -> TaskResult:
         n = variant.counts
         key = composite(c, v.name)
         edits[key] = EditCounts(n.dropped, n.injected, n.edited, len(n.partitions))
-        runs[key] = cluster_run(log, out, key, noops, n.dropped + n.edited)
+        runs[key] = cluster_run(log, out, key, noops, n.dropped + n.edited - n.in_place)
     write_tables(runs, s.staging, s.run_id, task.part)
     folded = [Folded(k, r.counts, r.rollup, r.facts, edits.get(k)) for k, r in runs.items()]
     return TaskResult(c, folded, base.anchored if task.anchors is None else None)

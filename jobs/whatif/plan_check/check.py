@@ -244,8 +244,7 @@ def rank(findings: list[Finding]) -> list[Finding]:
 
 def check_plan(state: StartState, plan: Plan, run: Runner,
                reassign_advice: bool = True) -> PlanCheck:
-    """The plan run through `run`; `reassign_advice` False where `run` drives no
-    reassignment (a KRaft image)."""
+    """The plan run through `run`; `reassign_advice` False to search no replica move."""
     snapshots = run(state, plan.settings, plan.steps)
     found = findings_of(plan, plan.steps, snapshots)
     min_isr = min_isr_by_step(plan, plan.steps)[0]

@@ -103,9 +103,12 @@ def checked_against(plan: Plan, state: StartState) -> None:
                             f"{state.run_id} (brokers: {sorted(brokers)})")
         if s.action == REASSIGN and (s.topic, s.partition) not in parts:
             raise PlanError(f"{where}: partition {s.topic}-{s.partition} is not in the state")
-        if s.action == REASSIGN and state.mode == KRAFT:
-            raise PlanError(f"{where}: reassign steps are checked on ZooKeeper-mode tables "
-                            "only; this state is a KRaft replay's")
+        unregistered = [b for b in s.replicas if b not in state.known_brokers()]
+        if s.action == REASSIGN and state.mode == KRAFT and unregistered:
+            # `validateManualPartitionAssignment`: every target replica a registered broker.
+            raise PlanError(f"{where}: broker {unregistered[0]} is not registered in the "
+                            f"KRaft state of run {state.run_id}: a KRaft controller refuses "
+                            "a reassignment onto it")
         if s.action == CONFIG and s.topic and s.topic not in topics:
             raise PlanError(f"{where}: topic {s.topic} is not in the state")
 
@@ -125,7 +128,7 @@ def main(argv: list[str]) -> int:
     log.info(f"state: run {state.run_id}, {len(state.partitions)} partitions, "
              f"{state.mode} tables, read in {time.perf_counter() - started:.1f}s")
     runner: Runner = kraft.run_steps if state.mode == KRAFT else zookeeper.run_steps
-    result = check_plan(state, plan, runner, reassign_advice=state.mode != KRAFT)
+    result = check_plan(state, plan, runner)
     log.info(f"check: {result.plans_run} plan run(s) in {time.perf_counter() - started:.1f}s")
     print(plan_check_text(result), flush=True)
     if args.out:

@@ -13,24 +13,36 @@ Each step:
 * restart: a new registration, then `handleBrokerUnfenced` (a leaderless partition whose
   ISR holds the broker elects it), then the leaders' AlterPartition adding the restarted
   replicas to the ISR (the plan waits until they caught up);
+* reassign: `changePartitionReassignment` (`statemachine.kraft.requests.reassign`: the
+  target replicas, the adding and removing ones, completed at once when the ISR allows),
+  then the leader's AlterPartition adding the new replicas that are active, which
+  completes it (`alter_partition`; the plan waits until they caught up). A leader the
+  plan took down sends none: the reassignment stays in progress;
 * config: `ConfigRecord`s; the controller reads them at the next step's elections.
-
-Reassignments are not driven on a KRaft image yet (`job` refuses them).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from jobs.whatif.plan_check.plan_file import CONFIG, FAIL, RESTART, SHUTDOWN, Settings, Step
+from jobs.whatif.plan_check.plan_file import (
+    CONFIG,
+    FAIL,
+    REASSIGN,
+    RESTART,
+    SHUTDOWN,
+    Settings,
+    Step,
+)
 from jobs.whatif.plan_check.state import LIVE, SHUTTING_DOWN, StartState
 from jobs.whatif.plan_check.status import PartStatus, Snapshot
 from statemachine.kraft import records as K
-from statemachine.kraft.controller import FENCE, UNFENCE, operation
+from statemachine.kraft.controller import FENCE, UNFENCE, active, change_record, operation
 from statemachine.kraft.controller import SHUTDOWN as IN_SHUTDOWN
 from statemachine.kraft.controller import Settings as ControllerSettings
 from statemachine.kraft.image import KraftPart, MetadataImage
 from statemachine.kraft.profiles import DEFAULT_KRAFT_VERSION, kraft_profile_for
+from statemachine.kraft.requests import Decision, alter_partition, reassign
 
 
 def _record(kind: str, **fields: object) -> K.MetadataRecord:
@@ -92,6 +104,23 @@ def _catch_up(image: MetadataImage, brokers: Sequence[int]) -> None:
                                 isr=(*part.isr, *joining)))
 
 
+def _decided(image: MetadataImage, part: KraftPart, decision: Decision) -> None:
+    if decision.change is not None:
+        image.apply(change_record(part, decision.change))
+
+
+def _reassign(image: MetadataImage, s: Step, ctl: ControllerSettings) -> None:
+    """The reassignment, then its new replicas caught up (module docstring)."""
+    topic = image.topics.get(s.topic or "")
+    part = None if topic is None or s.partition is None else topic.parts.get(s.partition)
+    if not isinstance(part, KraftPart):
+        return
+    _decided(image, part, reassign(image, part, s.replicas, ctl))
+    joining = tuple(r for r in part.adding if r not in part.isr and active(image, r))
+    if joining and part.leader >= 0 and active(image, part.leader):
+        _decided(image, part, alter_partition(image, part, (*part.isr, *joining), ctl))
+
+
 def _step(image: MetadataImage, s: Step, ctl: ControllerSettings) -> None:
     if s.action == FAIL:
         for b in s.brokers:
@@ -110,6 +139,8 @@ def _step(image: MetadataImage, s: Step, ctl: ControllerSettings) -> None:
                                 + 1, fenced=True, in_controlled_shutdown=False))
             _apply(image, operation(image, UNFENCE, b, ctl))
         _catch_up(image, s.brokers)
+    elif s.action == REASSIGN:
+        _reassign(image, s, ctl)
     elif s.action == CONFIG:
         if s.min_insync_replicas is not None:
             image.apply(_config(K.MIN_ISR, s.min_insync_replicas, s.topic))

@@ -184,11 +184,11 @@ def test_bad_plan_is_one_line_exit_2(tmp_path: Path,
     err = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
     assert len(err) == 1 and "a what-if output" in err[0], err
     kraft = kraft_tables(tmp_path / "kraft")
-    plan.write_text('[[step]]\naction = "reassign"\ntopic = "clicks"\npartition = 0\n'
-                    "replicas = [3, 4]\n")
+    plan.write_text('[racks]\n7 = "d"\n[[step]]\naction = "reassign"\ntopic = "clicks"\n'
+                    "partition = 0\nreplicas = [3, 7]\n")
     assert main(["--from-state", str(kraft), "--plan", str(plan)]) == 2
     err = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
-    assert len(err) == 1 and "reassign steps are checked on ZooKeeper-mode tables" in err[0]
+    assert len(err) == 1 and "broker 7 is not registered in the KRaft state" in err[0], err
 
 
 ROLLING = ('[[step]]\naction = "shutdown"\nbrokers = [1]\n'
@@ -228,8 +228,14 @@ def test_kraft_tables_hand_derived(tmp_path: Path, plan_file: Path,
     offline at step 1, and the same under-min-ISR rows as in ZooKeeper mode (the ISR shrink
     and election from the live ISR are the same rule: `PartitionChangeBuilder`). Restarting
     rack a gives clicks-0 its last ISR member back (`handleBrokerUnfenced` elects it), so
-    nothing new goes wrong at step 3. No reassignment is driven on a KRaft image, so the
-    offline partition gets no replica-move advice; no reorder saves it."""
+    nothing new goes wrong at step 3. No reorder saves clicks-0; the replica move is the
+    ZooKeeper test's, by 3.7.0 `ReplicationControlManager.changePartitionReassignment`:
+    [1, 2] -> [4, 2] is replicas [4, 2, 1], adding [4], removing [1], leader 1 kept; the
+    leader's AlterPartition with 4 caught up ([1, 2, 4]) completes it
+    (`maybeCompleteReassignment`): ISR [2, 4], replicas [4, 2], and the leader 1, being
+    removed, hands over to 4, the first target replica in the ISR. Shutting rack a down
+    then leaves clicks-0 led by 4: under min ISR, not offline. clicks-1 [3, 5] -> [4, 5]
+    the same way keeps [5, 4] when 3 fails."""
     state = kraft_tables(tmp_path / "tables")
     code = main(["--from-state", str(state), "--plan", str(plan_file),
                  "--out", str(tmp_path / "plan")])
@@ -242,7 +248,10 @@ def test_kraft_tables_hand_derived(tmp_path: Path, plan_file: Path,
                      (4, "orders", 0, UNDER_MIN_ISR)}
     first = rows[0]
     assert (first["topic"], first["partition"], first["leader_after"]) == ("clicks", 0, -1)
-    assert first["advice"] is None
+    assert first["advice_kind"] == REASSIGN_FIRST
+    assert "to [4, 2]" in str(first["advice"]) and "broker 4 (rack b)" in str(first["advice"])
+    clicks1 = next(r for r in rows if (r["topic"], r["partition"]) == ("clicks", 1))
+    assert clicks1["isr_after"] == [5] and "to [4, 5]" in str(clicks1["advice"])
     assert "kraft tables" in capsys.readouterr().out
 
 
@@ -290,12 +299,20 @@ def test_help_shows_the_worked_example(capsys: pytest.CaptureFixture[str]) -> No
     assert "--from-state OUT_DIR --plan PLAN.toml" in capsys.readouterr().out
 
 
-def test_a_planned_reassignment_keeps_clicks_0_online(tmp_path: Path) -> None:
+@pytest.mark.parametrize("tables", [zookeeper_tables, kraft_tables], ids=["zookeeper", "kraft"])
+def test_a_planned_reassignment_keeps_clicks_0_online(
+        tmp_path: Path, tables: Callable[[Path], Path]) -> None:
     """Step 1 reassigns clicks-0 from [1, 2] to [1, 4] (`onPartitionReassignment`; the plan
     waits until 4 caught up, which completes it and drops 2); shutting rack a down at step
     2 then moves its leadership to 4 (`doControlledShutdown`): no longer offline, only under
-    min ISR with ISR [4], like clicks-2. No partition offline: exit 0."""
-    state = zookeeper_tables(tmp_path / "tables")
+    min ISR with ISR [4], like clicks-2. No partition offline: exit 0.
+
+    On the KRaft image (3.7.0 `ReplicationControlManager.java`): `changePartitionReassignment`
+    writes replicas [1, 4, 2], adding [4], removing [2] (leader 1 kept); leader 1's
+    AlterPartition with 4 caught up completes it: ISR [1, 4], replicas [1, 4], the leader
+    epoch bumped. `handleBrokerInControlledShutdown` of 1 then moves the leadership to 4,
+    the ISR [4]: the same rows."""
+    state = tables(tmp_path / "tables")
     plan = tmp_path / "moved.toml"
     plan.write_text(PLAN.split("[[step]]")[0] + '[[step]]\naction = "reassign"\n'
                     'topic = "clicks"\npartition = 0\nreplicas = [1, 4]\n'
