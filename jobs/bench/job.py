@@ -294,7 +294,9 @@ def whatif_table(whatif: dict[str, Run]) -> list[str]:
     lines = ["## What-if sweep (`make bench-whatif`)", "",
              "`fail_each_broker` at the log's midpoint (one variant per broker plus the "
              "baseline) in one `jobs.whatif` run, against one plain `jobs.replay` of the same "
-             "log, one after the other in one `make bench-whatif`, each its own process.", "",
+             "log, one after the other in one `make bench-whatif`, each its own process; a "
+             "row named `<preset> fail_each_rack` fails each rack instead (`--sweep "
+             "fail_each_rack --racks N`, the brokers dealt round-robin into N racks).", "",
              "| preset | measured at (UTC) | variants | one replay (s) | sweep (s) "
              "| sweep / replay | sweep stages (s) | peak RSS sweep: JVM / workers (MB) "
              "| exit codes replay / sweep |",

@@ -2,9 +2,13 @@
 replay of the same log, side by side.
 
     python -m jobs.bench.whatif_sweep --preset bench [--seed N] [--buckets N]
+        [--sweep fail_each_rack --racks 3]
 
 1. the preset's cached log (`jobs.bench.core.cached_log`) and a scenario failing each
-   broker at the log's midpoint (one variant per broker, plus the baseline);
+   broker at the log's midpoint (one variant per broker, plus the baseline); with
+   `--sweep fail_each_rack`, each rack at once instead, the simulated brokers dealt
+   round-robin into `--racks` racks (`broker.rack` r0, r1, ...: the simulator's assignment
+   is rack-unaware, so a rack holds some replicas of most partitions, the worst case);
 2. one plain `jobs.replay` of the log, then the sweep (`jobs.whatif`), each in its own
    process, timed, its memory sampled (`jobs.bench.process_tree.TreeSampler`), with the default
    driver memory; the sweep's stages come from its `[whatif] <stage>: ... in <s>s` lines;
@@ -41,16 +45,24 @@ WORK = REPO_ROOT / "out" / "bench-whatif"
 STAGE_LINE = re.compile(r"^\[whatif\] (\w+): .* in ([\d.]+)s$")
 
 
-def sweep_scenario(events: str, path: Path) -> tuple[int, str]:
-    """A fail_each_broker sweep halfway through the log; returns the variants it makes
-    (one per broker, plus the baseline) and its time."""
+def sweep_scenario(events: str, path: Path, kind: str = "fail_each_broker",
+                   racks: int = 3) -> tuple[int, str]:
+    """A sweep halfway through the log; returns the variants it makes (one per broker or
+    rack, plus the baseline) and its time."""
     facts = facts_from_arrow(events)
     assert facts is not None and facts.clusters
     cluster = next(iter(facts.clusters.values()))
     middle = int((int(cluster.times.min()) + int(cluster.times.max())) // 2)
     at = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(middle / 1e6))
-    path.write_text(f'[sweep]\nfail_each_broker = {{ at = "{at}" }}\n')
-    return len(facts.all_brokers) + 1, at
+    text = f'[sweep]\n{kind} = {{ at = "{at}" }}\n'
+    members = len(facts.all_brokers)
+    if kind == "fail_each_rack":
+        brokers = sorted(facts.all_brokers)
+        text += "\n[racks]\n" + "".join(f'{b} = "r{i % racks}"\n'
+                                         for i, b in enumerate(brokers))
+        members = min(racks, len(brokers))
+    path.write_text(text)
+    return members + 1, at
 
 
 def run_sweep(events: Path, scenario: Path, out: Path, buckets: int | None) -> dict[str, Any]:
@@ -83,17 +95,20 @@ def run_sweep(events: Path, scenario: Path, out: Path, buckets: int | None) -> d
 
 
 def measure(preset: str, seed: int, buckets: int | None, work_root: Path = WORK,
-            cache: Path = CACHE) -> dict[str, Any]:
+            cache: Path = CACHE, kind: str = "fail_each_broker",
+            racks: int = 3) -> dict[str, Any]:
     events, counts = cached_log(preset, seed, cache)
-    work = work_root / preset
+    name = preset if kind == "fail_each_broker" else f"{preset} {kind}"
+    work = work_root / name.replace(" ", "-")
     work.mkdir(parents=True, exist_ok=True)
-    variants, at = sweep_scenario(str(events), work / "sweep.toml")
+    variants, at = sweep_scenario(str(events), work / "sweep.toml", kind, racks)
     log.info(f"one replay of {preset}")
     replay = run_spark(events, work / "replay", buckets)
-    log.info(f"fail_each_broker at {at}: {variants} variants")
+    log.info(f"{kind} at {at}: {variants} variants")
     sweep = run_sweep(events, work / "sweep.toml", work / "whatif", buckets)
     return {
-        "preset": preset, "events": counts.get("events"), "variants": variants, "at": at,
+        "preset": name, "sweep_kind": kind, "events": counts.get("events"),
+        "variants": variants, "at": at,
         "measured_at": datetime.now(UTC).strftime("%Y-%m-%d %H:%M"),
         "replay_seconds": replay["spark_seconds"], "sweep_seconds": sweep["seconds"],
         "sweep_over_replay": round(sweep["seconds"] / replay["spark_seconds"], 2),
@@ -111,6 +126,10 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     ap.add_argument("--preset", default="bench")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--buckets", type=int, help="replay groups (default: the job's config)")
+    ap.add_argument("--sweep", choices=("fail_each_broker", "fail_each_rack"),
+                    default="fail_each_broker", help="the sweep measured")
+    ap.add_argument("--racks", type=int, default=3,
+                    help="fail_each_rack: racks the brokers are dealt into (default 3)")
     ap.add_argument("--json", default=str(BENCH_JSON))
     ap.add_argument("--markdown", default=str(BENCH_MARKDOWN))
     ap.add_argument("--work", default=str(WORK), help="where the tables go")
@@ -124,7 +143,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def run_bench_whatif(argv: list[str], _spark: object) -> int:
     args = parse_args(argv)
-    result = measure(args.preset, args.seed, args.buckets, Path(args.work), Path(args.cache))
+    result = measure(args.preset, args.seed, args.buckets, Path(args.work), Path(args.cache),
+                     args.sweep, args.racks)
     record(result, bench_file(args.json), bench_file(args.markdown))
     log.info(f"{result['variants']} variants ({args.preset}): the sweep "
           f"{result['sweep_seconds']} s, one replay {result['replay_seconds']} s -> "

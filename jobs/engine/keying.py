@@ -134,37 +134,33 @@ def reason_column(rules: Plausibility | None = None) -> Column:
     """Why a row breaks the contract or the run's plausibility `rules` ("; "-joined), or
     null when it is valid. The row's `cluster` must be filled (null -> default)."""
     return F.expr(reason_sql(rules))
-def topic_bucket(buckets: int) -> Column:
-    """`statemachine.replay.bucket_of(cluster, topic, buckets)` as a Spark expression:
-    crc32 of the UTF-8 bytes of `cluster \\0 topic`."""
-    key = F.concat(F.col("cluster"), F.lit("\x00"), F.col("topic")).cast("binary")
-    return (F.crc32(key) % F.lit(buckets)).cast("int")
 
 
-def bucket_column(buckets: int) -> Column:
-    """The group of an event row: its topic's bucket; rows of the cluster scope, and rows
-    without a topic, go to `CLUSTER_BUCKET`."""
-    by_topic = topic_bucket(buckets)
-    cluster_scope = F.col("event_type").isin(*sorted(ET.CLUSTER_EVENTS)) | F.col("topic").isNull()
-    return F.when(cluster_scope, F.lit(CLUSTER_BUCKET)).otherwise(by_topic)
+def bucket_sql(buckets: int) -> str:
+    """The group of an event row: its topic's bucket,
+    `statemachine.replay.bucket_of(cluster, topic, buckets)` (crc32 of the UTF-8 bytes of
+    `cluster \\0 topic`); rows of the cluster scope, and rows without a topic, go to
+    `CLUSTER_BUCKET`."""
+    key = f"CAST(concat({col('cluster')}, {quote(chr(0))}, {col('topic')}) AS BINARY)"
+    cluster_scope = f"{in_list(col('event_type'), sorted(ET.CLUSTER_EVENTS))} " \
+                    f"OR {col('topic')} IS NULL"
+    return (f"CASE WHEN {cluster_scope} THEN {int(CLUSTER_BUCKET)} "
+            f"ELSE CAST(crc32({key}) % {int(buckets)} AS INT) END")
 
 
+# The two selects below are SQL text too, one string per column: the Column API took
+# about a thousand py4j round trips for them, every run.
 def key_events(events: DataFrame, buckets: int,
                rules: Plausibility | None = None) -> DataFrame:
     """Event rows (EVENT_SCHEMA) -> operator input rows (REPLAY_INPUT_SCHEMA), no horizon."""
     normalised = events.withColumn(
-        "cluster", F.coalesce(F.col("cluster"), F.lit(ET.DEFAULT_CLUSTER))
-    )
-    keyed = normalised.select(
-        "*",
-        bucket_column(buckets).alias("bucket"),
-        F.lit(False).alias("wake"),
-        reason_column(rules).alias("reason"),
-        F.unix_micros(F.col("ts")).alias("ts_us"),
-        F.lit(None).cast("long").alias("horizon"),
-    )
-    return keyed.select(*[
-        F.to_json(F.col(f.name)).alias(f.name) if f.name in LIST_COLUMNS else F.col(f.name)
+        "cluster", F.expr(f"coalesce({col('cluster')}, {quote(ET.DEFAULT_CLUSTER)})"))
+    made = {"bucket": bucket_sql(buckets), "wake": "false", "reason": reason_sql(rules),
+            "ts_us": f"unix_micros({col('ts')})", "horizon": "CAST(NULL AS BIGINT)"}
+    return normalised.selectExpr(*[
+        f"{made[f.name]} AS {col(f.name)}" if f.name in made
+        else f"to_json({col(f.name)}) AS {col(f.name)}" if f.name in LIST_COLUMNS
+        else col(f.name)
         for f in REPLAY_INPUT_SCHEMA.fields
     ])
 
@@ -172,14 +168,10 @@ def key_events(events: DataFrame, buckets: int,
 def key_wake_rows(wake: DataFrame) -> DataFrame:
     """Wake rows (WAKE_SCHEMA: cluster, bucket, run_id, horizon) -> operator input rows with
     the key, the wake flag and the horizon, and no event."""
-    cols = []
-    for f in REPLAY_INPUT_SCHEMA.fields:
-        if f.name in ("cluster", "bucket", "horizon"):
-            cols.append(F.col(f.name))
-        elif f.name == "wake":
-            cols.append(F.lit(True).alias("wake"))
-        elif f.name == "event_type":
-            cols.append(F.lit(WAKE_EVENT_TYPE).alias("event_type"))
-        else:
-            cols.append(F.lit(None).cast(f.dataType).alias(f.name))
-    return wake.select(*cols)
+    made = {"wake": "true", "event_type": quote(WAKE_EVENT_TYPE)}
+    return wake.selectExpr(*[
+        col(f.name) if f.name in ("cluster", "bucket", "horizon")
+        else f"{made.get(f.name) or f'CAST(NULL AS {f.dataType.simpleString()})'} "
+             f"AS {col(f.name)}"
+        for f in REPLAY_INPUT_SCHEMA.fields
+    ])

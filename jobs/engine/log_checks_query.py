@@ -27,11 +27,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from pyspark.sql import Column, DataFrame, Window
+from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from jobs.engine.log_checks import CONTENT, FAMILY, LISTED, SeqFacts
 from jobs.engine.requested import FIRST, REQUESTS, Listed, Requested, detail
+from jobs.engine.sql_text import col, quote
 from schemas import event_types as ET
 from schemas.events import EVENT_SCHEMA
 
@@ -40,139 +41,143 @@ SCOPE = ("cluster", "block", "seq", "event_type", "broker_id", "topic", "partiti
 LIST_COLUMNS = {f.name for f in EVENT_SCHEMA.fields if f.dataType.typeName() == "array"}
 Block = dict[str, Any]
 TsRange = tuple[int | None, int | None]
+# The seqs of a block before this one, in seq order.
+EARLIER = ("OVER (PARTITION BY `cluster`, `block` ORDER BY `seq` "
+           "ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING)")
 
 
-def _text(name: str) -> Column:
+# Every expression below is Spark SQL text, each column one `F.expr` (one py4j round trip):
+# built with the Column API the query took about 3,400 round trips, every run.
+def _exprs(named: Mapping[str, str]) -> list[Column]:
+    return [F.expr(f"{sql} AS {col(name)}") for name, sql in named.items()]
+
+
+def _text(name: str) -> str:
     """A content column as the fingerprint's text (`log_checks._as_text`): lists joined
     with "," (null when an element is, as pyarrow's `binary_join`), times as microseconds,
     nulls as "-"."""
-    col = F.col(name)
+    c = col(name)
     if name in LIST_COLUMNS:
-        joined = F.array_join(F.transform(col, lambda x: x.cast("string")), ",")
-        text = F.when(F.exists(col, lambda x: x.isNull()), F.lit(None)).otherwise(joined)
+        text = (f"CASE WHEN exists({c}, x -> x IS NULL) THEN NULL "
+                f"ELSE array_join(transform({c}, x -> CAST(x AS STRING)), ',') END")
     elif name == "ts":
-        text = F.unix_micros(col).cast("string")
+        text = f"CAST(unix_micros({c}) AS STRING)"
     else:
-        text = col.cast("string")
-    return F.coalesce(text, F.lit("-"))
+        text = f"CAST({c} AS STRING)"
+    return f"coalesce({text}, '-')"
 
 
-def _family() -> Column:
+def _family() -> str:
     """The event family of a row (`log_checks.FAMILY`, else its own type)."""
-    out = F.col("event_type")
-    for event_type, family in FAMILY.items():
-        out = F.when(F.col("event_type") == event_type, F.lit(family)).otherwise(out)
-    return out
+    cases = " ".join(f"WHEN {quote(t)} THEN {quote(f)}" for t, f in sorted(FAMILY.items()))
+    return f"CASE `event_type` {cases} ELSE `event_type` END"
 
 
-def _lookup(values: Mapping[str, int]) -> Column:
+def _lookup(values: Mapping[str, int]) -> str:
     """Per cluster, its value in `values` as a literal (null for a cluster without one)."""
     if not values:
-        return F.lit(None).cast("long")
-    pairs = [x for c, v in sorted(values.items()) for x in (F.lit(c), F.lit(v).cast("long"))]
-    return F.create_map(*pairs)[F.col("cluster")]
+        return "CAST(NULL AS BIGINT)"
+    pairs = ", ".join(f"{quote(c)}, {int(v)}L" for c, v in sorted(values.items()))
+    return f"map({pairs})[`cluster`]"
 
 
-def _block_key() -> Column:
-    return F.concat_ws("\x00", F.col("cluster"), F.col("block").cast("string"))
+def _block_key() -> str:
+    return f"concat_ws({quote(chr(0))}, `cluster`, CAST(`block` AS STRING))"
 
 
 def _rows(events: DataFrame, block_bits: int, ts_range: TsRange) -> DataFrame:
     """The rows with a usable seq, narrowed to what the checks read."""
-    ts = F.unix_micros(F.col("ts"))
+    ts = "unix_micros(`ts`)"
     low, high = ts_range
-    plausible = F.lit(True)
+    bounds = []
     if low is not None:
-        plausible = plausible & (ts >= low)
+        bounds.append(f"{ts} >= {int(low)}L")
     if high is not None:
-        plausible = plausible & (ts <= high)
-    return events.where(F.col("seq").isNotNull() & (F.col("seq") >= 0)).select(
-        F.coalesce(F.col("cluster"), F.lit(ET.DEFAULT_CLUSTER)).alias("cluster"),
-        F.shiftright(F.col("seq"), block_bits).alias("block"),
-        "seq", "event_type", "broker_id", "topic", "partition", ts.alias("ts_us"),
-        F.when(plausible, ts).alias("applied_ts"),
-        F.concat_ws("|", *[_text(c) for c in CONTENT]).alias("fingerprint"),
+        bounds.append(f"{ts} <= {int(high)}L")
+    plausible = " AND ".join(bounds) or "true"
+    return events.where(F.expr("`seq` IS NOT NULL AND `seq` >= 0")).select(*_exprs({
+        "cluster": f"coalesce(`cluster`, {quote(ET.DEFAULT_CLUSTER)})",
+        "block": f"shiftright(`seq`, {int(block_bits)})",
+        **{c: col(c) for c in ("seq", "event_type", "broker_id", "topic", "partition")},
+        "ts_us": ts,
+        "applied_ts": f"CASE WHEN {plausible} THEN {ts} END",
+        "fingerprint": f"concat_ws('|', {', '.join(_text(c) for c in CONTENT)})",
         # The setting of a TopicConfigChanged: the first one given, in read order
         # (pyarrow's "first" of `jobs.engine.requested`).
-        F.when((F.col("event_type") == ET.TOPIC_CONFIG_CHANGED)
-               & F.col("unclean_leader_election").isNotNull(),
-               F.struct(F.col("_metadata.file_path").alias("file"),
-                        F.col("_metadata.row_index").alias("row"),
-                        F.col("unclean_leader_election").alias("unclean"))).alias("config"),
-    )
+        "config": (f"CASE WHEN `event_type` = {quote(ET.TOPIC_CONFIG_CHANGED)} "
+                   "AND `unclean_leader_election` IS NOT NULL THEN named_struct("
+                   "'file', `_metadata`.`file_path`, 'row', `_metadata`.`row_index`, "
+                   "'unclean', `unclean_leader_election`) END"),
+    }))
 
 
 def _scopes(rows: DataFrame, applied: Mapping[str, int]) -> DataFrame:
     """One row per scope, after one shuffle by (cluster, block)."""
-    return rows.repartition("cluster", "block").groupBy(*SCOPE).agg(
-        (F.min("fingerprint") != F.max("fingerprint")).alias("contents_differ"),
-        F.min("ts_us").alias("ts_lo"), F.max("ts_us").alias("ts_hi"),
-        F.min("applied_ts").alias("applied_lo"), F.max("applied_ts").alias("applied_hi"),
-        F.min("config").alias("config"),
-    ).withColumn("on_time", F.col("seq") > F.coalesce(_lookup(applied), F.lit(-1))) \
-        .withColumn("family", _family())
+    return rows.repartition("cluster", "block").groupBy(*SCOPE).agg(*_exprs({
+        "contents_differ": "min(`fingerprint`) != max(`fingerprint`)",
+        "ts_lo": "min(`ts_us`)", "ts_hi": "max(`ts_us`)",
+        "applied_lo": "min(`applied_ts`)", "applied_hi": "max(`applied_ts`)",
+        "config": "min(`config`)",
+    })).select("*", *_exprs({"on_time": f"`seq` > coalesce({_lookup(applied)}, -1L)",
+                             "family": _family()}))
 
 
 def _seqs(scopes: DataFrame, baseline: Mapping[str, int], applied: Mapping[str, int],
           tolerance_us: int, before: Mapping[str, int]) -> DataFrame:
     """One row per seq, with the window's previous beyond-baseline seq and whether its time
     runs backwards (`before`: per block key, the latest applied time of the blocks before)."""
-    seqs = scopes.groupBy("cluster", "block", "seq").agg(
-        (F.coalesce(F.min("family") != F.max("family"), F.lit(False))
-         | F.max("contents_differ")).alias("conflict"),
-        F.min("applied_lo").alias("applied_lo"), F.max("applied_hi").alias("applied_hi"))
+    seqs = scopes.groupBy("cluster", "block", "seq").agg(*_exprs({
+        "conflict": ("coalesce(min(`family`) != max(`family`), false) "
+                     "OR max(`contents_differ`)"),
+        "applied_lo": "min(`applied_lo`)", "applied_hi": "max(`applied_hi`)"}))
     # A conflicting seq is quarantined whole: its times are not applied.
-    seqs = seqs.withColumn("applied_lo", F.when(~F.col("conflict"), F.col("applied_lo"))) \
-        .withColumn("applied_hi", F.when(~F.col("conflict"), F.col("applied_hi")))
     base = _lookup(baseline)
-    earlier = Window.partitionBy("cluster", "block").orderBy("seq") \
-        .rowsBetween(Window.unboundedPreceding, -1)
-    beyond = F.when(base.isNull() | (F.col("seq") > base), F.col("seq"))
-    latest = F.max("applied_hi").over(earlier)
+    beyond = f"CASE WHEN {base} IS NULL OR `seq` > {base} THEN `seq` END"
+    latest = f"max(`applied_hi`) {EARLIER}"
     if before:
-        pairs = [x for k, v in sorted(before.items()) for x in (F.lit(k), F.lit(v))]
-        latest = F.greatest(latest, F.create_map(*pairs)[_block_key()])
-    return seqs.select(
-        "*", beyond.alias("beyond"), F.max(beyond).over(earlier).alias("prev_beyond"),
-        F.when(F.col("seq") <= _lookup(applied), F.col("seq")).alias("late"),
-        F.coalesce(F.col("applied_lo") < latest - F.lit(tolerance_us), F.lit(False))
-        .alias("back"),
-    )
+        pairs = ", ".join(f"{quote(k)}, {int(v)}L" for k, v in sorted(before.items()))
+        latest = f"greatest({latest}, map({pairs})[{_block_key()}])"
+    return seqs.select(*_exprs({
+        "cluster": "`cluster`", "block": "`block`", "seq": "`seq`", "conflict": "`conflict`",
+        "applied_lo": "CASE WHEN NOT `conflict` THEN `applied_lo` END",
+        "applied_hi": "CASE WHEN NOT `conflict` THEN `applied_hi` END"})).select(
+        "*", *_exprs({
+            "beyond": beyond, "prev_beyond": f"max({beyond}) {EARLIER}",
+            "late": f"CASE WHEN `seq` <= {_lookup(applied)} THEN `seq` END",
+            "back": f"coalesce(`applied_lo` < {latest} - {int(tolerance_us)}L, false)"}))
 
 
 def _blocks(seqs: DataFrame) -> DataFrame:
     """One row per block: its ranges, and its lists (each sorted)."""
-    gap = F.when(F.col("beyond").isNotNull() & (F.col("seq") > F.col("prev_beyond") + 1),
-                 F.array(F.col("prev_beyond") + 1, F.col("seq") - 1))
-    return seqs.groupBy("cluster", "block").agg(
-        F.min("seq").alias("seq_lo"), F.max("seq").alias("seq_hi"),
-        F.min("beyond").alias("beyond_lo"), F.max("beyond").alias("beyond_hi"),
-        F.min("late").alias("late_lo"), F.max("late").alias("late_hi"),
-        F.min("applied_lo").alias("applied_lo"), F.max("applied_hi").alias("applied_hi"),
-        F.array_sort(F.collect_list(F.when(F.col("conflict"), F.col("seq"))))
-        .alias("conflicts"),
-        F.array_sort(F.collect_list(gap)).alias("gaps"),
-        F.count(F.when(F.col("back"), 1)).alias("back_n"),
-        F.slice(F.array_sort(F.collect_list(F.when(F.col("back"), F.col("seq")))), 1, LISTED)
-        .alias("back_first"),
-    )
+    gap = ("CASE WHEN `beyond` IS NOT NULL AND `seq` > `prev_beyond` + 1 "
+           "THEN array(`prev_beyond` + 1, `seq` - 1) END")
+    return seqs.groupBy("cluster", "block").agg(*_exprs({
+        "seq_lo": "min(`seq`)", "seq_hi": "max(`seq`)",
+        "beyond_lo": "min(`beyond`)", "beyond_hi": "max(`beyond`)",
+        "late_lo": "min(`late`)", "late_hi": "max(`late`)",
+        "applied_lo": "min(`applied_lo`)", "applied_hi": "max(`applied_hi`)",
+        "conflicts": "array_sort(collect_list(CASE WHEN `conflict` THEN `seq` END))",
+        "gaps": f"array_sort(collect_list({gap}))",
+        "back_n": "count(CASE WHEN `back` THEN 1 END)",
+        "back_first": ("slice(array_sort(collect_list(CASE WHEN `back` THEN `seq` END)), "
+                       f"1, {LISTED})"),
+    }))
 
 
 def _requests(scopes: DataFrame) -> DataFrame:
     """Per block, per requesting event type: its distinct on-time scopes counted, and the
     first ones in (seq, topic, partition) order, nulls last (`jobs.engine.requested`)."""
-    aggs = []
+    listed = ("named_struct('seq', `seq`, 'no_topic', `topic` IS NULL, 'topic', `topic`, "
+              "'no_partition', `partition` IS NULL, 'partition', `partition`, "
+              "'no_broker', `broker_id` IS NULL, 'broker_id', `broker_id`, "
+              "'ts_lo', `ts_lo`, 'unclean', `config`.`unclean`)")
+    aggs: dict[str, str] = {}
     for event_type, change in REQUESTS.items():
-        mine = F.col("on_time") & (F.col("event_type") == event_type)
-        listed = F.struct(
-            F.col("seq"), F.col("topic").isNull().alias("no_topic"), F.col("topic"),
-            F.col("partition").isNull().alias("no_partition"), F.col("partition"),
-            F.col("broker_id").isNull().alias("no_broker"), F.col("broker_id"),
-            F.col("ts_lo"), F.col("config.unclean").alias("unclean"))
-        aggs += [F.count(F.when(mine, 1)).alias(f"n_{change}"),
-                 F.slice(F.array_sort(F.collect_list(F.when(mine, listed))), 1, FIRST)
-                 .alias(f"first_{change}")]
-    return scopes.groupBy("cluster", "block").agg(*aggs)
+        mine = f"`on_time` AND `event_type` = {quote(event_type)}"
+        aggs[f"n_{change}"] = f"count(CASE WHEN {mine} THEN 1 END)"
+        aggs[f"first_{change}"] = (f"slice(array_sort(collect_list(CASE WHEN {mine} "
+                                   f"THEN {listed} END)), 1, {FIRST})")
+    return scopes.groupBy("cluster", "block").agg(*_exprs(aggs))
 
 
 def summaries(events: DataFrame, baseline: Mapping[str, int], applied: Mapping[str, int],
@@ -183,7 +188,8 @@ def summaries(events: DataFrame, baseline: Mapping[str, int], applied: Mapping[s
     with `before`, of those blocks only (keyed by `_block_key`)."""
     rows = _rows(events, block_bits, ts_range)
     if before:
-        rows = rows.where(_block_key().isin(*sorted(before)))
+        keys = ", ".join(quote(k) for k in sorted(before))
+        rows = rows.where(F.expr(f"{_block_key()} IN ({keys})"))
     scopes = _scopes(rows, applied)
     blocks = _blocks(_seqs(scopes, baseline, applied, tolerance_us, before or {}))
     joined = blocks.join(_requests(scopes), ["cluster", "block"], "left")

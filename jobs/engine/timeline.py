@@ -30,14 +30,15 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from pyspark.sql import DataFrame
+from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from jobs.engine import log_checks_query
 from jobs.engine.group_rows import full_key
-from jobs.engine.keying import reason_column
+from jobs.engine.keying import reason_sql
 from jobs.engine.log_checks import SeqFacts
 from jobs.engine.plausibility import Plausibility
+from jobs.engine.sql_text import col, in_list, quote
 from jobs.engine.timeline_scan import read_timeline_rows
 from schemas import event_types as ET
 from schemas.events import EVENT_SCHEMA
@@ -130,14 +131,9 @@ def valid_timeline_events(rows: DataFrame, rules: Plausibility | None = None
     """(cluster, event) of the valid rows of a small DataFrame of timeline rows (one Spark
     job, no shuffle: the rows are few): a cluster event whole, a deletion activity row as
     in `deletion_activity`."""
-    normalised = rows.withColumn(
-        "cluster", F.coalesce(F.col("cluster"), F.lit(ET.DEFAULT_CLUSTER)))
-    fields = [F.unix_micros(F.col("ts")).alias("ts") if f == "ts" else F.col(f)
-              for f in EVENT_FIELDS]
-    valid = normalised.where(F.col("event_type").isin(*sorted(TIMELINE_EVENTS))
-                             & reason_column(rules).isNull())
+    valid = _normalised(rows).where(_valid_of(TIMELINE_EVENTS, rules))
     out = []
-    for r in valid.select("cluster", *fields).collect():
+    for r in valid.selectExpr(*_event_fields()).collect():
         if r["event_type"] in ET.CLUSTER_EVENTS:
             out.append((r["cluster"], event_of(r[f] for f in EVENT_FIELDS)))
         else:
@@ -150,24 +146,38 @@ def spark_scan(events: DataFrame, buckets: int, context: ScanContext | None = No
                ) -> LogScan:
     """`scan_log` with Spark (a file system pyarrow cannot open): two narrow passes over
     the log, and the log checks' query."""
-    normalised = events.withColumn(
-        "cluster", F.coalesce(F.col("cluster"), F.lit(ET.DEFAULT_CLUSTER))
-    )
+    normalised = _normalised(events)
     context = context or ScanContext()
     facts = context.facts_of(events)
     rules = context.judged(facts)
     clusters = sorted(r["cluster"] for r in normalised.select("cluster").distinct().collect())
-    fields = [F.unix_micros(F.col("ts")).alias("ts") if f == "ts" else F.col(f)
-              for f in EVENT_FIELDS]
-    # `isin` first: the reason is evaluated only for the few cluster rows (And short-cuts).
-    is_cluster_event = F.col("event_type").isin(*sorted(ET.CLUSTER_EVENTS)) & \
-        reason_column(rules).isNull()
     by_cluster: dict[str, set[Event]] = {c: set() for c in clusters}
-    for r in normalised.where(is_cluster_event).select("cluster", *fields).distinct().collect():
+    cluster_rows = normalised.where(_valid_of(ET.CLUSTER_EVENTS, rules))
+    for r in cluster_rows.selectExpr(*_event_fields()).distinct().collect():
         by_cluster[r["cluster"]].add(event_of(r[f] for f in EVENT_FIELDS))
     for cluster, event in deletion_activity(normalised, rules):
         by_cluster[cluster].add(event)
     return log_scan(clusters, by_cluster, buckets, facts)
+
+
+# The Spark expressions here are SQL text (`jobs.engine.sql_text`): one py4j round trip
+# each, where the Column API made one per column, literal and operator.
+def _normalised(events: DataFrame) -> DataFrame:
+    return events.withColumn(
+        "cluster", F.expr(f"coalesce({col('cluster')}, {quote(ET.DEFAULT_CLUSTER)})"))
+
+
+def _valid_of(event_types: Iterable[str], rules: Plausibility | None) -> Column:
+    """The valid rows of those types. The type test comes first, so that the reason is
+    evaluated only for the few rows of those types (AND short-cuts)."""
+    return F.expr(f"{in_list(col('event_type'), sorted(event_types))} "
+                  f"AND ({reason_sql(rules)}) IS NULL")
+
+
+def _event_fields() -> list[str]:
+    """`cluster` and `EVENT_FIELDS`, `ts` as microseconds."""
+    return [col("cluster"), *("unix_micros(`ts`) AS `ts`" if f == "ts" else col(f)
+                              for f in EVENT_FIELDS)]
 
 
 def deletion_activity(normalised: DataFrame, rules: Plausibility | None = None
@@ -177,10 +187,8 @@ def deletion_activity(normalised: DataFrame, rules: Plausibility | None = None
     and topic stay so that a what-if that drops a topic's or a broker's events drops its
     activity too. The StopReplica responses of one broker for one topic, a row per
     partition, shrink to one event."""
-    activity = F.col("event_type").isin(*sorted(DELETION_ACTIVITY)) & \
-        reason_column(rules).isNull()
-    rows = normalised.where(activity).select(
-        "cluster", "seq", F.unix_micros(F.col("ts")).alias("ts"), "event_type", "broker_id",
+    rows = normalised.where(_valid_of(DELETION_ACTIVITY, rules)).selectExpr(
+        "cluster", "seq", "unix_micros(ts) AS ts", "event_type", "broker_id",
         "topic").distinct()
     return [(r["cluster"], Event(r["seq"], r["ts"], r["event_type"], r["broker_id"],
                                  r["topic"])) for r in rows.collect()]

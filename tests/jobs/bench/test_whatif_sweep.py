@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from jobs.bench import whatif_sweep as bench
+from jobs.bench.core import cached_log
 
 pytestmark = pytest.mark.slow
 
@@ -29,3 +30,24 @@ def test_the_sweep_and_one_replay_side_by_side(tmp_path: Path) -> None:
         result["sweep_seconds"] / result["replay_seconds"], 2)
     table = markdown.read_text().split("## What-if sweep (`make bench-whatif`)")[1]
     assert "| tiny |" in table and "| 5 |" in table
+
+
+def test_a_rack_sweep_deals_the_brokers_into_racks(tmp_path: Path) -> None:
+    """`--sweep fail_each_rack --racks 3`: every broker in one rack, one variant per rack
+    failing all of its brokers at once, as the what-if reads the scenario."""
+    from jobs.whatif.facts import facts_from_arrow
+    from jobs.whatif.scenario import load_scenario
+    from jobs.whatif.sweeps import sweep_variants
+
+    events, _ = cached_log("tiny", 1, tmp_path / "logs")
+    path = tmp_path / "sweep.toml"
+    variants, _ = bench.sweep_scenario(str(events), path, "fail_each_rack", 3)
+    scenario = load_scenario(str(path))
+    facts = facts_from_arrow(str(events))
+    assert facts is not None
+    assert sorted(b for b, _ in scenario.racks) == sorted(facts.all_brokers)
+    specs = sweep_variants(scenario.sweeps[0], scenario.racks, facts)
+    assert variants == len(specs) + 1 == 4  # tiny's 4 brokers in racks r0, r1, r2
+    failed = [sorted(i.get("broker_id") for i in s.injections) for s in specs]
+    assert sorted(b for bs in failed for b in bs) == sorted(facts.all_brokers)
+    assert [len(bs) for bs in failed] == [2, 1, 1]
