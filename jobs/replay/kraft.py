@@ -24,6 +24,7 @@ from jobs.common.exitcodes import CHECKPOINT_BUSY, BadInput
 from jobs.common.session import session_for_config
 from jobs.engine.data_loss_table import evidence_problem, find_evidence, write_data_loss
 from jobs.engine.failures import nested_problem, out_problem
+from jobs.engine.kraft.executors import bucket_count, replay_kraft_on_executors
 from jobs.engine.kraft.metadata_source import (
     KraftInput,
     find_kraft_input,
@@ -46,6 +47,9 @@ def kraft_events(argv: list[str] | None) -> KraftInput | None:
 def refused(args: Any) -> str | None:
     if args.rebuild and not args.checkpoint:
         return "--rebuild rebuilds a --checkpoint: give the checkpoint"
+    if args.checkpoint and args.kraft_fold == "executors":
+        return ("--kraft-fold executors with --checkpoint: an incremental KRaft run folds "
+                "on the driver (--kraft-fold driver)")
     if args.initial_state:
         return ("--initial-state with a KRaft metadata log: a KRaft replay starts from the "
                 "log's snapshot (*.checkpoint); ingest it with the segments")
@@ -98,6 +102,9 @@ def kraft_main(argv: list[str] | None, kraft: KraftInput,
             return CHECKPOINT_BUSY
         if rc is not None:
             return rc
+    elif args.kraft_fold == "executors":
+        replay_kraft_on_executors(spark, kraft, args.out, run_id, profile, min_isr,
+                                  bucket_count(spark, args.buckets))
     else:
         replay_kraft(spark, kraft, args.out, run_id, profile, min_isr)
     write_data_loss(args.out, run_id, find_evidence(args.events, args.offset_evidence),

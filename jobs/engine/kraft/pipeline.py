@@ -25,11 +25,13 @@ from jobs.engine.incidents_table import incident_batches
 from jobs.engine.kraft.continuity import OFFSET_GAP, offset_facts, with_offset_facts
 from jobs.engine.kraft.fold import SKIPPED, ClusterRun, fold_cluster
 from jobs.engine.kraft.metadata_source import (
+    ClusterLog,
     KraftInput,
     ingest_noops,
     read_clusters,
     segment_ranges,
 )
+from jobs.engine.kraft.writes import MetadataWriteRow
 from jobs.engine.run_summary import continuity_lines, print_rollup, summary_batches
 from jobs.store.kraft_checkpoint import Checkpoint, ClusterState, KraftState
 from jobs.store.tables import ensure_run_partitions, file_schema, write_arrow, write_partition
@@ -88,11 +90,22 @@ def replay_kraft(spark: SparkSession, kraft: KraftInput, out: str, run_id: str,
     resume = resume or {}
     runs = {c: fold_cluster(c, clusters[c], profile, default_min_isr, run_id,
                             noops.get(c, 0), resume.get(c)) for c in clusters}
+    check_offsets(kraft, runs, clusters, resume)
+    folded = time.perf_counter()
+    write_tables(runs, out, run_id)
+    summarise(runs, out, run_id, started, t0, folded,
+              {c: log.snapshot for c, log in clusters.items()})
+    return runs
+
+
+def check_offsets(kraft: KraftInput, runs: dict[str, ClusterRun],
+                  logs: dict[str, ClusterLog], resume: dict[str, ClusterState]) -> None:
+    """Each run with its log's continuity (`continuity`): holes and late records."""
     segments = segment_ranges(kraft)
     unchecked = []
     for c, run in runs.items():
         kept = resume.get(c)
-        offsets = offset_facts(clusters[c],
+        offsets = offset_facts(logs[c],
                                None if segments is None else segments.get(c, []),
                                None if kept is None else kept.through,
                                getattr(kept, "missing", ()))  # a state saved before holes
@@ -103,8 +116,12 @@ def replay_kraft(spark: SparkSession, kraft: KraftInput, out: str, run_id: str,
         log.warning(f"offsets not checked for missing records of {', '.join(unchecked)}: "
                     "no metadata_summary beside the records (the NoOps jobs.ingest did not "
                     "write leave holes); give the ingest's output folder as --events")
-    folded = time.perf_counter()
-    write_tables(runs, out, run_id)
+
+
+def summarise(runs: dict[str, ClusterRun], out: str, run_id: str, started: datetime,
+              t0: float, folded: float, snapshots: dict[str, str | None]) -> None:
+    """The run's `run_summary` (its tables written), every table's partition, the
+    printed summary."""
     seconds = {"replay": folded - t0, "write": time.perf_counter() - folded}
     seconds["total"] = time.perf_counter() - t0
     counts = {c: r.counts for c, r in runs.items()}
@@ -114,8 +131,7 @@ def replay_kraft(spark: SparkSession, kraft: KraftInput, out: str, run_id: str,
                               seconds, facts)
     write_arrow(summary, out, "run_summary", run_id)
     ensure_run_partitions(out, run_id)
-    print_kraft_summary(out, run_id, runs, {c: log.snapshot for c, log in clusters.items()})
-    return runs
+    print_kraft_summary(out, run_id, runs, snapshots)
 
 
 def print_kraft_summary(out: str, run_id: str, runs: dict[str, ClusterRun],
@@ -172,11 +188,17 @@ def write_tables(runs: dict[str, ClusterRun], out: str, run_id: str,
 def write_metadata_writes(runs: dict[str, ClusterRun], out: str, run_id: str,
                           part: str | None = None) -> int:
     """`metadata_writes`, a KRaft run's own table (`schemas.tables.KRAFT_TABLES`)."""
+    return write_metadata_rows({c: r.writes for c, r in runs.items()}, out, run_id, part)
+
+
+def write_metadata_rows(writes: dict[str, list[MetadataWriteRow]], out: str, run_id: str,
+                        part: str | None = None) -> int:
+    """`metadata_writes` of each cluster's rows."""
     body = file_schema("metadata_writes")
     batches = []
-    for cluster, r in runs.items():
-        rows = rows_batch(pa.schema(list(body)[1:]), r.writes)
-        batches.append(rows.add_column(0, body[0], pa.repeat(cluster, len(r.writes))
+    for cluster, rows_of in writes.items():
+        rows = rows_batch(pa.schema(list(body)[1:]), rows_of)
+        batches.append(rows.add_column(0, body[0], pa.repeat(cluster, len(rows_of))
                                        .cast(pa.string())))
     data = pa.Table.from_batches(batches, schema=body) if batches else None
     return write_partition(out, "metadata_writes", run_id, data, part=part)
