@@ -47,9 +47,6 @@ def kraft_events(argv: list[str] | None) -> KraftInput | None:
 def refused(args: Any) -> str | None:
     if args.rebuild and not args.checkpoint:
         return "--rebuild rebuilds a --checkpoint: give the checkpoint"
-    if args.checkpoint and args.kraft_fold == "executors":
-        return ("--kraft-fold executors with --checkpoint: an incremental KRaft run folds "
-                "on the driver (--kraft-fold driver)")
     if args.initial_state:
         return ("--initial-state with a KRaft metadata log: a KRaft replay starts from the "
                 "log's snapshot (*.checkpoint); ingest it with the segments")

@@ -24,9 +24,11 @@ from jobs.engine.kraft.fold import INCIDENT_KINDS
 from jobs.engine.kraft.metadata_source import KraftInput
 from jobs.engine.kraft.topic_buckets import Plan, read_records, topic_scoped
 from jobs.engine.kraft.writes import MetadataWriteRow, RecordingImage, write_rows
+from jobs.store.kraft_checkpoint import Checkpoint
 from jobs.store.tables import write_arrow
 from statemachine.kraft.fold import UNCLEAN, KraftFold, KraftOutputs
 from statemachine.kraft.profiles import KraftProfile
+from statemachine.kraft.records import MetadataRecord
 
 TOPIC_TABLES = ("partition_states", "partition_windows", "findings")
 
@@ -42,6 +44,11 @@ class BucketTask:
     out: str
     run_id: str
     part: str  # its files' name in the run's partitions
+    # An incremental run (`--checkpoint`): where the fold is saved; the bucket's fold of
+    # the last run (None: from the log's start), the cluster's highest offset it folded.
+    checkpoint: str | None = None
+    resume: str | None = None
+    through: int | None = None
 
 
 @dataclass
@@ -49,6 +56,7 @@ class BucketResult:
     """Small, and plain (the core's compiled rows travel as tuples)."""
 
     cluster: str
+    bucket: int
     counts: dict[str, Any]  # the fold's `KraftCounts`, cluster-scope records included
     rows_written: dict[str, int]
     findings_by_kind: Counter[str]
@@ -62,17 +70,36 @@ class BucketResult:
     # Cluster-scope records that wrote its partitions (a `ClearElrRecord` of every topic):
     # their `metadata_writes` rows are the buckets'.
     shared_writes: set[int] = field(default_factory=set)
+    before: int = 0  # its own records an earlier run of the checkpoint folded
+    fold_file: str | None = None  # its fold, saved in the checkpoint
+
+
+def _start(task: BucketTask) -> tuple[KraftFold, list[MetadataRecord], int]:
+    """The fold to feed, the records to feed it, and the own records skipped as folded
+    before (`jobs.engine.kraft.fold` does the same for a whole cluster)."""
+    log = read_records(task.kraft, task.plan.bucket_filter(task.cluster, task.bucket),
+                       task.plan.snapshots)
+    if task.resume is None or task.checkpoint is None or task.through is None:
+        fold = KraftFold(task.default_min_isr, task.profile)
+        fold.image = RecordingImage(task.default_min_isr)
+        return fold, log.records, 0
+    fold = Checkpoint(task.checkpoint).load_fold(task.resume)
+    through = task.through
+    new = [r for r in log.records[log.from_snapshot:]
+           if r.offset is not None and r.offset > through]
+    kept = {id(r) for r in new}
+    return fold, new, sum(1 for r in log.records if id(r) not in kept and topic_scoped(r))
 
 
 def fold_bucket(task: BucketTask) -> BucketResult:
     """Runs on an executor: read, fold, write, return (module docstring)."""
-    log = read_records(task.kraft, task.plan.bucket_filter(task.cluster, task.bucket),
-                       task.plan.snapshots)
-    fold = KraftFold(task.default_min_isr, task.profile)
-    fold.image = image = RecordingImage(task.default_min_isr)
-    fold.feed(log.records)
+    fold, records, before = _start(task)
+    image = fold.image
+    assert isinstance(image, RecordingImage)
+    fold.feed(records)
     out = fold.finish()
-    mine = [r for r in log.records if topic_scoped(r)]
+    fold.out = KraftOutputs()  # the saved fold keeps no rows: they are this run's
+    mine = [r for r in records if topic_scoped(r)]
     own = {r.offset for r in mine}
     findings = [f for f in out.findings if f.topic is not None or f.seq in own]
     applied = [a for a in image.applied if a.record.offset in own]
@@ -86,15 +113,18 @@ def fold_bucket(task: BucketTask) -> BucketResult:
     offline = [(s.topic, s.partition) for s in out.partition_states
                if s.state == "OfflinePartition"]
     counts = asdict(_plain(out))
+    image.applied = []
+    saved = None if task.checkpoint is None else Checkpoint(task.checkpoint).save_fold(
+        fold, task.run_id, task.part)
     return BucketResult(
-        task.cluster, counts, written, Counter(f.kind for f in findings),
+        task.cluster, task.bucket, counts, written, Counter(f.kind for f in findings),
         Counter(s.state for s in out.partition_states), offline[:20],
         [tuple(w) for w in out.partition_windows if w.kind in INCIDENT_KINDS],
         [tuple(f) for f in findings if f.kind == UNCLEAN],
         kraft_changes(applied, reassigning, task.run_id, []),
         (min(offsets, default=None), max(offsets, default=None)),
         max((r.ts for r in mine if r.ts is not None), default=-1),
-        {a.record.offset for a in shared if a.record.offset is not None})
+        {a.record.offset for a in shared if a.record.offset is not None}, before, saved)
 
 
 @dataclass

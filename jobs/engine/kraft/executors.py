@@ -22,7 +22,7 @@ from __future__ import annotations
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
 from pyspark.sql import SparkSession
@@ -30,7 +30,13 @@ from pyspark.sql import SparkSession
 from jobs.engine.change_digest import Change
 from jobs.engine.kraft.bucket_fold import TOPIC_TABLES, BucketResult, BucketTask, fold_bucket
 from jobs.engine.kraft.changes import KRAFT_CHANGES, _order, kraft_changes
-from jobs.engine.kraft.fold import ClusterRun, offline_rollup, skipped_counts
+from jobs.engine.kraft.fold import (
+    BEFORE_CHECKPOINT,
+    SKIPPED,
+    ClusterRun,
+    offline_rollup,
+    skipped_counts,
+)
 from jobs.engine.kraft.metadata_source import ClusterLog, KraftInput, ingest_noops
 from jobs.engine.kraft.pipeline import check_offsets, summarise, write_tables
 from jobs.engine.kraft.topic_buckets import Plan, plan_clusters, read_cluster_scope
@@ -38,6 +44,7 @@ from jobs.engine.kraft.writes import RecordingImage, write_rows
 from jobs.engine.log_checks import SeqFacts
 from jobs.engine.requested import FIRST, Listed
 from jobs.store.filesystem import delete_path
+from jobs.store.kraft_checkpoint import ClusterState
 from jobs.store.layout import partition_path
 from jobs.store.ledger import ClusterCounts
 from statemachine.incidents import elections_of, of_run
@@ -65,35 +72,56 @@ def bucket_count(spark: SparkSession, buckets: int | None) -> int:
     return max(1, buckets or spark.sparkContext.defaultParallelism)
 
 
-def bucket_tasks(kraft: KraftInput, plans: dict[str, Plan], profile: KraftProfile,
-                 default_min_isr: int, out: str, run_id: str) -> list[BucketTask]:
+def bucket_tasks(kraft: KraftInput, plans: dict[str, Plan], settings: Settings,
+                 resume: dict[str, ClusterState]) -> list[BucketTask]:
+    """One task per (cluster, bucket): the buckets with a topic, or with a checkpoint
+    every bucket (each keeps its fold, whatever topics later nights bring)."""
     tasks: list[BucketTask] = []
     for cluster, plan in plans.items():
         light = replace(plan, log=ClusterLog())  # the offsets stay on the driver
-        for b in plan.buckets():
-            tasks.append(BucketTask(kraft, cluster, b, light, profile, default_min_isr, out,
-                                    run_id, f"k{len(tasks):05d}"))
+        kept = resume.get(cluster)
+        folds = {} if kept is None else kept.bucket_folds or {}
+        chosen = range(settings.buckets) if settings.checkpoint else plan.buckets()
+        for b in chosen:
+            tasks.append(BucketTask(
+                kraft, cluster, b, light, settings.profile, settings.default_min_isr,
+                settings.out, settings.run_id, f"k{len(tasks):05d}", settings.checkpoint,
+                folds.get(b), None if kept is None else kept.through))
     return tasks
+
+
+@dataclass(frozen=True)
+class Settings:
+    profile: KraftProfile
+    default_min_isr: int
+    out: str
+    run_id: str
+    buckets: int
+    checkpoint: str | None = None  # the folds are saved there (an incremental run)
 
 
 def replay_kraft_on_executors(spark: SparkSession, kraft: KraftInput, out: str,
                               run_id: str, profile: KraftProfile, default_min_isr: int,
-                              buckets: int, run: Runner | None = None
+                              buckets: int, run: Runner | None = None,
+                              checkpoint: str | None = None,
+                              resume: dict[str, ClusterState] | None = None,
                               ) -> dict[str, ClusterRun]:
-    """The run's tables, folded by topic bucket (module docstring). `run`: how the tasks
-    run (default: Spark tasks)."""
+    """The run's tables, folded by topic bucket (module docstring); with `checkpoint`,
+    each fold saved there, from the one `resume` names. `run`: how the tasks run
+    (default: Spark tasks)."""
     started, t0 = datetime.now(UTC), time.perf_counter()
-    plans = plan_clusters(kraft, buckets)
+    resume = resume or {}
+    settings = Settings(profile, default_min_isr, out, run_id, buckets, checkpoint)
+    plans = plan_clusters(kraft, buckets, keep_offsets=bool(resume))
     for table in (*TOPIC_TABLES, "metadata_writes"):  # an earlier attempt's task files
         delete_path(partition_path(out, table, run_id))
-    tasks = bucket_tasks(kraft, plans, profile, default_min_isr, out, run_id)
-    results = (run or on_spark(spark))(tasks)
+    results = (run or on_spark(spark))(bucket_tasks(kraft, plans, settings, resume))
     noops = ingest_noops(kraft)
-    runs = {c: cluster_run(c, plan.log, read_cluster_scope(kraft, c, plan).records,
-                           [r for r in results if r.cluster == c], profile,
-                           default_min_isr, run_id, noops.get(c, 0))
+    runs = {c: cluster_run(c, plan.log, read_cluster_scope(kraft, c, plan),
+                           [r for r in results if r.cluster == c], settings,
+                           noops.get(c, 0), resume.get(c))
             for c, plan in plans.items()}
-    check_offsets(kraft, runs, {c: p.log for c, p in plans.items()}, {})
+    check_offsets(kraft, runs, {c: p.log for c, p in plans.items()}, resume)
     folded = time.perf_counter()
     write_tables(runs, out, run_id, DRIVER_PART)
     for r in results:
@@ -103,17 +131,32 @@ def replay_kraft_on_executors(spark: SparkSession, kraft: KraftInput, out: str,
     return runs
 
 
-def cluster_run(cluster: str, log: ClusterLog, shared: list[MetadataRecord],
-                results: list[BucketResult], profile: KraftProfile, default_min_isr: int,
-                run_id: str, ingest_noops: int) -> ClusterRun:
-    """The cluster-scope records folded once, with the buckets' results: the cluster's
-    `ClusterRun` as `fold.fold_cluster` makes it, but for the topics' rows (the tasks
-    wrote them)."""
-    fold = KraftFold(default_min_isr, profile)
-    fold.image = image = RecordingImage(default_min_isr)
+def _cluster_scope(scope: ClusterLog, settings: Settings, resume: ClusterState | None
+                   ) -> tuple[KraftFold, list[MetadataRecord], int]:
+    """The cluster scope's fold, its records to fold, and those skipped as folded by an
+    earlier run (`fold.fold_cluster`'s rule)."""
+    if resume is None:
+        fold = KraftFold(settings.default_min_isr, settings.profile)
+        fold.image = RecordingImage(settings.default_min_isr)
+        return fold, scope.records, 0
+    new = [r for r in scope.records[scope.from_snapshot:]
+           if r.offset is not None and r.offset > resume.through]
+    return resume.fold, new, len(scope.records) - len(new)
+
+
+def cluster_run(cluster: str, log: ClusterLog, scope: ClusterLog,
+                results: list[BucketResult], settings: Settings, ingest_noops: int,
+                resume: ClusterState | None = None) -> ClusterRun:
+    """The cluster-scope records (`scope`) folded once, with the buckets' results: the
+    cluster's `ClusterRun` as `fold.fold_cluster` makes it, but for the topics' rows (the
+    tasks wrote them). `log`: every row of the cluster, as counted."""
+    fold, shared, before = _cluster_scope(scope, settings, resume)
+    image = fold.image
+    assert isinstance(image, RecordingImage)
     fold.feed(shared)
     timeline = fold.finish()
-    records = image.applied  # the cluster-scope records applied
+    fold.out = KraftOutputs()  # the state keeps no rows: they are this run's
+    records, image.applied = image.applied, []  # the cluster-scope records applied
     windows = [PartitionWindowRow(*w) for r in results for w in r.windows]
     elections = [FindingRow(*f) for r in results for f in r.elections]
     merged = KraftOutputs(findings=list(timeline.findings),
@@ -121,12 +164,20 @@ def cluster_run(cluster: str, log: ClusterLog, shared: list[MetadataRecord],
                           controller_timeline=timeline.controller_timeline,
                           counts=_summed(timeline.counts, results))
     skipped = skipped_counts(log, merged, ingest_noops)
+    before += sum(r.before for r in results)
+    if before:
+        skipped[f"{SKIPPED}{BEFORE_CHECKPOINT}"] = before
+    start = None if resume is None or resume.last_ts < 0 else resume.last_ts
     stamps = [r.ts for r in shared if r.ts is not None]
-    last_ts = max([*stamps, *(r.last_ts for r in results)], default=-1)
-    rollup = offline_rollup(cluster, KraftOutputs(partition_windows=windows), last_ts)
-    incidents = of_run(windows, windows, elections_of(elections), rollup.period_end_us)
-    changes = merged_changes([kraft_changes(records, [], run_id,
-                                            timeline.controller_timeline),
+    last_ts = max([*stamps, *(r.last_ts for r in results if r.last_ts >= 0)],
+                  default=-1 if start is None else start)
+    rollup = offline_rollup(cluster, KraftOutputs(partition_windows=windows), last_ts, start)
+    earlier = ([], []) if resume is None else (resume.windows, resume.elections)
+    incidents = of_run([*earlier[0], *windows], windows,
+                       elections_of([*earlier[1], *elections]), rollup.period_end_us)
+    controllers = [c for c in timeline.controller_timeline
+                   if resume is None or c.seq > resume.through]
+    changes = merged_changes([kraft_changes(records, [], settings.run_id, controllers),
                               *(r.changes for r in results)])
     taken = set().union(*(r.shared_writes for r in results))
     writes = write_rows([a for a in records if a.record.offset not in taken])
@@ -140,7 +191,14 @@ def cluster_run(cluster: str, log: ClusterLog, shared: list[MetadataRecord],
     offsets = [*(r.offsets for r in results), *((s.offset, s.offset) for s in shared)]
     facts = SeqFacts(seq_min=min((a for a, _ in offsets if a is not None), default=None),
                      seq_max=max((b for _, b in offsets if b is not None), default=None))
-    return ClusterRun(merged, writes, incidents, changes, counts, rollup, facts, skipped)
+    run = ClusterRun(merged, writes, incidents, changes, counts, rollup, facts, skipped)
+    if settings.checkpoint is not None:
+        run.state = ClusterState(
+            fold, facts.seq_max if facts.seq_max is not None
+            else -1 if resume is None else resume.through, last_ts,
+            [*earlier[0], *windows], [*earlier[1], *elections],
+            bucket_folds={r.bucket: r.fold_file for r in results if r.fold_file})
+    return run
 
 
 def _summed(timeline: KraftCounts, results: Iterable[BucketResult]) -> KraftCounts:

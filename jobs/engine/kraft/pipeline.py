@@ -68,15 +68,38 @@ def incremental(spark: SparkSession, kraft: KraftInput, args: Any, run_id: str,
         raise BadInput(f"--checkpoint {args.checkpoint} was built under KRaft profile "
                        f"{state.profile}; this run's is {profile.name} (--kafka-version): "
                        "replay into a new checkpoint, or --rebuild")
-    runs = replay_kraft(spark, kraft, args.out, run_id, profile, min_isr,
-                        {} if state is None else state.clusters)
+    buckets = state_buckets(spark, state, args)
+    if buckets:
+        from jobs.engine.kraft.executors import replay_kraft_on_executors
+
+        runs = replay_kraft_on_executors(spark, kraft, args.out, run_id, profile, min_isr,
+                                         buckets, checkpoint=args.checkpoint,
+                                         resume=None if state is None else state.clusters)
+    else:
+        runs = replay_kraft(spark, kraft, args.out, run_id, profile, min_isr,
+                            {} if state is None else state.clusters)
     saved = KraftState(profile.name, {c: r.state for c, r in runs.items()
                                       if r.state is not None},
-                       [] if state is None else state.runs)
+                       [] if state is None else state.runs, buckets=buckets)
     for cluster, kept in ({} if state is None else state.clusters).items():
         saved.clusters.setdefault(cluster, kept)  # a cluster this run did not read
     store.save(saved, run_id)
     return None
+
+
+def state_buckets(spark: SparkSession, state: KraftState | None, args: Any) -> int:
+    """The topic buckets of a checkpoint's folds: those it was built with (0: one fold per
+    cluster, on the driver), else those of `--kraft-fold executors`."""
+    if state is not None:
+        if state.buckets == 0 and args.kraft_fold == "executors":
+            log.info(f"--checkpoint {args.checkpoint} holds a fold per cluster: it is "
+                     "folded on the driver (--rebuild folds it by topic bucket)")
+        return state.buckets
+    if args.kraft_fold != "executors":
+        return 0
+    from jobs.engine.kraft.executors import bucket_count
+
+    return bucket_count(spark, args.buckets)
 
 
 def replay_kraft(spark: SparkSession, kraft: KraftInput, out: str, run_id: str,

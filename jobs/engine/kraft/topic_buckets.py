@@ -102,9 +102,11 @@ class Plan:
         return (pc.field("cluster") == cluster) & (cluster_scope() | own)
 
 
-def plan_clusters(kraft: KraftInput, buckets: int) -> dict[str, Plan]:
+def plan_clusters(kraft: KraftInput, buckets: int,
+                  keep_offsets: bool = False) -> dict[str, Plan]:
     """Per cluster, its plan (module docstring): two narrow reads, the offsets and the
-    `TopicRecord`s' names."""
+    `TopicRecord`s' names. `keep_offsets`: the log keeps its records, offsets alone (an
+    incremental run's continuity finds the late ones among them)."""
     found = _dataset(kraft.records)
     assert found is not None  # find_kraft_input opened it
     table = found.to_table(columns=["cluster", "source", "offset"])
@@ -117,7 +119,8 @@ def plan_clusters(kraft: KraftInput, buckets: int) -> dict[str, Plan]:
     plans: dict[str, Plan] = {}
     for cluster, cluster_rows in sorted(rows.items()):
         log = in_replay_order(cluster_rows)
-        log.records = []  # the stand-ins: only the offsets were read
+        if not keep_offsets:
+            log.records = []  # the stand-ins: only the offsets were read
         plans[cluster] = Plan(log, dict(log.snapshot_ends))
     topics = found.to_table(columns=["cluster", "topic_id", "topic"],
                             filter=pc.field("record_type") == K.TOPIC)

@@ -9,21 +9,25 @@ fence, and an offset that never arrived."""
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
+import pickle
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
 from jobs.engine.kraft.bucket_fold import BucketResult, BucketTask, fold_bucket
 from jobs.engine.kraft.executors import replay_kraft_on_executors
-from jobs.engine.kraft.metadata_source import find_kraft_input
-from jobs.engine.kraft.pipeline import profile_of, replay_kraft
+from jobs.engine.kraft.metadata_source import KraftInput, find_kraft_input
+from jobs.engine.kraft.pipeline import profile_of, replay_kraft, state_buckets
 from jobs.ingest.kraft.inputs import SEGMENT, Input, decode_all
 from jobs.ingest.kraft.job import summary_rows
 from jobs.sim.kraft_history import simulate, write_log
+from jobs.store.kraft_checkpoint import Checkpoint, KraftState
 from schemas.arrow import arrow_schema
 from schemas.ingest import METADATA_RECORDS_SCHEMA, METADATA_SUMMARY_SCHEMA
 from schemas.tables import TABLES
@@ -113,3 +117,69 @@ def test_every_table_equals_the_driver_fold(ingested: Path, driver: Path, tmp_pa
         assert len({t.bucket for t in tasks}) > 1
     for table in TABLES:
         assert run_rows(tmp_path, table, "r1") == run_rows(driver, table, "r1"), table
+
+
+def _night(ingested: Path, folder: Path, cut: int) -> KraftInput:
+    """The records up to `cut` alone (no summary: their offsets are not checked)."""
+    rows = pq.read_table(ingested / "metadata_records")
+    rows = rows.filter(pc.field("offset") <= cut)
+    (folder / "metadata_records").mkdir(parents=True)
+    pq.write_table(rows, folder / "metadata_records" / "part-0.parquet")
+    found = find_kraft_input(str(folder))
+    assert found is not None
+    return found
+
+
+def test_two_nights_on_a_checkpoint_equal_the_driver_folds_nights(
+        ingested: Path, tmp_path: Path) -> None:
+    """The first night ends inside an outage: its window and incident go on in the
+    second, which folds only what is new, from the bucket folds the first saved."""
+    profile = profile_of("3.7")
+    whole = find_kraft_input(str(ingested))
+    assert whole is not None
+    once = replay_kraft(None, whole, str(tmp_path / "once"), "r", profile, 1)  # type: ignore[arg-type]
+    outage = next(w for w in once["b"].outputs.partition_windows
+                  if w.kind == "offline" and w.end_seq is not None)
+    first = _night(ingested, tmp_path / "night1", outage.incident_id)  # its batch whole
+    driver, executors, checkpoint = tmp_path / "d", tmp_path / "e", tmp_path / "ck"
+    runs = replay_kraft(None, first, str(driver), "n1", profile, 1)  # type: ignore[arg-type]
+    kept = {c: r.state for c, r in runs.items() if r.state is not None}
+    replay_kraft(None, whole, str(driver), "n2", profile, 1, kept)  # type: ignore[arg-type]
+    store = Checkpoint(str(checkpoint))
+    for run_id, kraft in (("n1", first), ("n2", whole)):
+        state = store.load()
+        tasks: list[BucketTask] = []
+        runs = replay_kraft_on_executors(
+            None, kraft, str(executors), run_id, profile, 1, 4,  # type: ignore[arg-type]
+            run=_in_process(tasks), checkpoint=str(checkpoint),
+            resume=None if state is None else state.clusters)
+        assert len(tasks) == 2 * 4  # every bucket, each keeping its fold
+        assert all((t.resume is None) == (run_id == "n1") for t in tasks)
+        store.save(KraftState(profile.name, {c: r.state for c, r in runs.items()
+                                             if r.state is not None},
+                              [] if state is None else state.runs, buckets=4), run_id)
+    assert sorted(p.name for p in (checkpoint / "kraft" / "folds").iterdir()) == ["n2"]
+    for run_id in ("n1", "n2"):
+        for table in TABLES:
+            assert (run_rows(executors, table, run_id)
+                    == run_rows(driver, table, run_id)), (run_id, table)
+    summary = run_rows(executors, "run_summary", "n2")
+    assert summary and "skipped:before_checkpoint" in repr(summary)
+    # The outage the first night ended in: its incident, rolled up over both nights.
+    assert outage.incident_id in {i.incident_id for i in runs["b"].incidents}
+
+
+def test_a_checkpoint_of_one_fold_per_cluster_keeps_its_format(tmp_path: Path) -> None:
+    """A state saved before buckets (no `buckets`) reads as 0: its nights fold on the
+    driver, whatever --kraft-fold says."""
+    old = KraftState("3.6-3.9", {}, ["n1"])
+    del old.__dict__["buckets"]  # as pickled by the build before it
+    (tmp_path / "kraft").mkdir()
+    (tmp_path / "kraft" / "state.pickle").write_bytes(pickle.dumps(old))
+    state = Checkpoint(str(tmp_path)).load()
+    assert state is not None and state.buckets == 0
+    args = argparse.Namespace(kraft_fold="executors", buckets=4, checkpoint=str(tmp_path))
+    assert state_buckets(None, state, args) == 0  # type: ignore[arg-type]
+    assert state_buckets(None, None, args) == 4  # type: ignore[arg-type]
+    assert state_buckets(None, None, argparse.Namespace(  # type: ignore[arg-type]
+        kraft_fold="driver", buckets=4)) == 0
