@@ -148,7 +148,7 @@ def _plain(out: KraftOutputs) -> _Counts:
 
 def _write(task: BucketTask, out: KraftOutputs, findings: list[Any],
            writes: list[MetadataWriteRow]) -> dict[str, int]:
-    from jobs.engine.kraft.pipeline import write_metadata_rows
+    from jobs.engine.kraft.run_tables import write_metadata_rows
 
     rows: dict[str, list[Any]] = {"partition_states": out.partition_states,
             "partition_windows": out.partition_windows, "findings": findings}

@@ -38,7 +38,7 @@ from jobs.engine.kraft.fold import (
     skipped_counts,
 )
 from jobs.engine.kraft.metadata_source import ClusterLog, KraftInput, ingest_noops
-from jobs.engine.kraft.pipeline import check_offsets, summarise, write_tables
+from jobs.engine.kraft.run_tables import check_offsets, summarise, write_tables
 from jobs.engine.kraft.topic_buckets import Plan, plan_clusters, read_cluster_scope
 from jobs.engine.kraft.writes import RecordingImage, write_rows
 from jobs.engine.log_checks import SeqFacts

@@ -27,6 +27,8 @@ import pyarrow.compute as pc
 import pyarrow.dataset as ds
 
 from jobs.engine.kraft.metadata_source import (
+    _SNAPSHOT,
+    BEFORE_SNAPSHOT,
     ClusterLog,
     KraftInput,
     _dataset,
@@ -110,17 +112,20 @@ def plan_clusters(kraft: KraftInput, buckets: int,
     found = _dataset(kraft.records)
     assert found is not None  # find_kraft_input opened it
     table = found.to_table(columns=["cluster", "source", "offset"])
-    rows: dict[str, list[tuple[str, MetadataRecord]]] = {}
+    rows: dict[str, tuple[list[str], list[int | None]]] = {}
     for cluster, source, offset in zip(table.column("cluster").to_pylist(),
                                        table.column("source").to_pylist(),
                                        table.column("offset").to_pylist(), strict=True):
-        rows.setdefault(str(cluster), []).append(
-            (str(source or ""), MetadataRecord(offset, None, None, None, "")))
+        sources, offsets = rows.setdefault(str(cluster), ([], []))
+        sources.append(str(source or ""))
+        offsets.append(offset)
     plans: dict[str, Plan] = {}
-    for cluster, cluster_rows in sorted(rows.items()):
-        log = in_replay_order(cluster_rows)
-        if not keep_offsets:
-            log.records = []  # the stand-ins: only the offsets were read
+    for cluster, (sources, offsets) in sorted(rows.items()):
+        if keep_offsets:  # stand-ins of the records: only their offsets were read
+            log = in_replay_order([(s, MetadataRecord(o, None, None, None, ""))
+                                   for s, o in zip(sources, offsets, strict=True)])
+        else:
+            log = offsets_log(sources, offsets)
         plans[cluster] = Plan(log, dict(log.snapshot_ends))
     topics = found.to_table(columns=["cluster", "topic_id", "topic"],
                             filter=pc.field("record_type") == K.TOPIC)
@@ -141,6 +146,27 @@ def plan_clusters(kraft: KraftInput, buckets: int,
             plan.names.setdefault(bucket_of(topic, buckets), []).append(topic)
             plan.known_names.append(topic)
     return plans
+
+
+def offsets_log(sources: list[str], offsets: list[int | None]) -> ClusterLog:
+    """`in_replay_order`'s log of one cluster's rows but its records: what is counted
+    (rows read, skipped before the snapshot), the snapshot the replay starts from, the
+    log offsets."""
+    snapshots = {s: int(m.group(1)) for s in set(sources) if (m := _SNAPSHOT.search(s))}
+    start = max(snapshots.items(), key=lambda kv: (kv[1], kv[0]), default=None)
+    out = ClusterLog(rows_read=len(sources), snapshot_ends=snapshots)
+    skipped = 0
+    for s, o in zip(sources, offsets, strict=True):
+        if start is not None and s == start[0]:
+            out.from_snapshot += 1
+        elif s in snapshots or (start is not None and o is not None and o < start[1]):
+            skipped += 1
+    if skipped:
+        out.skipped[BEFORE_SNAPSHOT] = skipped
+    out.snapshot = None if start is None else start[0]
+    out.log_offsets = sorted(o for s, o in zip(sources, offsets, strict=True)
+                             if s not in snapshots and o is not None)
+    return out
 
 
 def read_records(kraft: KraftInput, where: ds.Expression,

@@ -5,7 +5,7 @@ function), on a simulated history (`jobs.sim.kraft_history`, decoded by the inge
 decoder) written with pyarrow, in two clusters; the second ends with records that cross
 the cut: a topic's `min.insync.replicas` (its windows), a `ClearElrRecord` of every
 topic, a `PartitionChangeRecord` and a topic config of topics no `TopicRecord` names, a
-fence, and an offset that never arrived."""
+fence, and an offset that never arrived; the third starts from a snapshot."""
 
 from __future__ import annotations
 
@@ -67,7 +67,11 @@ def ingested(tmp_path_factory: pytest.TempPathFactory) -> Path:
     rows = [r._asdict() for r in decoded]
     extras = _extras(rows, max(s.last_offset for s in summaries))
     records, summary = [], []
-    for cluster, cluster_rows in (("a", rows), ("b", rows + extras)):
+    # Cluster c starts from a snapshot of its first half (Kafka's `Snapshots` file name).
+    half = sorted(r["offset"] for r in rows)[len(rows) // 2]
+    snapshot = [{**r, "source": f"{half:020d}-{1:010d}.checkpoint"} for r in rows
+                if r["offset"] < half and not r["is_control"]]
+    for cluster, cluster_rows in (("a", rows), ("b", rows + extras), ("c", snapshot + rows)):
         records += [{"cluster": cluster, **r} for r in cluster_rows]
         summary += summary_rows(cluster, [{f.name: getattr(s, f.name)
                                            for f in dataclasses.fields(s)} for s in summaries])
@@ -100,6 +104,7 @@ def driver(ingested: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     kinds = {f.kind for f in runs["b"].outputs.findings}
     assert {"metadata_record_rejected", "offset_gap"} <= kinds
     assert runs["b"].incidents and len({w.topic for w in runs["b"].outputs.partition_windows}) > 1
+    assert runs["c"].skipped["skipped:before_snapshot"] > 0
     return out
 
 
@@ -112,7 +117,7 @@ def test_every_table_equals_the_driver_fold(ingested: Path, driver: Path, tmp_pa
     replay_kraft_on_executors(None, kraft, str(tmp_path), "r1",  # type: ignore[arg-type]
                               profile_of("3.7"), 1, buckets, run=_in_process(tasks))
     assert len({(t.cluster, t.bucket) for t in tasks}) == len(tasks)
-    assert len(tasks) == (2 if buckets == 1 else 2 * len({t.bucket for t in tasks}))
+    assert len(tasks) == (3 if buckets == 1 else 3 * len({t.bucket for t in tasks}))
     if buckets > 1:
         assert len({t.bucket for t in tasks}) > 1
     for table in TABLES:
@@ -153,7 +158,7 @@ def test_two_nights_on_a_checkpoint_equal_the_driver_folds_nights(
             None, kraft, str(executors), run_id, profile, 1, 4,  # type: ignore[arg-type]
             run=_in_process(tasks), checkpoint=str(checkpoint),
             resume=None if state is None else state.clusters)
-        assert len(tasks) == 2 * 4  # every bucket, each keeping its fold
+        assert len(tasks) == 3 * 4  # every bucket, each keeping its fold
         assert all((t.resume is None) == (run_id == "n1") for t in tasks)
         store.save(KraftState(profile.name, {c: r.state for c, r in runs.items()
                                              if r.state is not None},

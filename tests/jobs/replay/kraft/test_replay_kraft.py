@@ -20,6 +20,7 @@ from jobs.report.job import main as report
 from jobs.whatif.job import main as whatif
 from schemas.tables import KRAFT_TABLES, TABLES
 from tests.helpers.kraft_segments import write_segments
+from tests.helpers.same_tables import assert_same_tables
 
 
 @pytest.fixture(scope="module")
@@ -32,6 +33,17 @@ def tables(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> Path:
     assert replay(["--events", str(tmp / "ingest"), "--out", str(out), "--run-id", "r1",
                    "--kafka-version", "3.7"], spark=spark) == 0
     return out
+
+
+def test_folded_on_the_executors_the_tables_are_the_same(spark: Any, tables: Path) -> None:
+    """`--kraft-fold executors`: the (cluster, topic bucket) folds as Spark tasks, the
+    core's objects pickled to and from the Python workers, give the driver fold's rows."""
+    out = tables.parent / "executors"
+    assert replay(["--events", str(tables.parent / "ingest"), "--out", str(out),
+                   "--run-id", "r1", "--kafka-version", "3.7", "--kraft-fold", "executors",
+                   "--buckets", "3"], spark=spark) == 0
+    assert len(list((out / "partition_states" / "run_id=r1").glob("part-k*.parquet"))) > 1
+    assert_same_tables(out, tables, [*TABLES, *KRAFT_TABLES], ["r1"])
 
 
 def _rows(spark: Any, out: Path, table: str) -> list[Any]:
