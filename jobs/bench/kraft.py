@@ -185,6 +185,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     ap.add_argument("--job-fold", choices=("driver", "executors", "both"), default="both",
                     help="the replay job's --kraft-fold; both: one run each, side by side, "
                     "and whether they wrote the same tables")
+    ap.add_argument("--job-buckets", type=int, metavar="N",
+                    help="the replay job's --buckets (executors: its tasks per cluster; "
+                    "default: the session's parallelism)")
     ap.add_argument("--spark-split", action="store_true",
                     help="also the by-topic fold on Spark (jobs.bench.kraft_spark_split)")
     ap.add_argument("--core-json", metavar="EVENTS", help=argparse.SUPPRESS)
@@ -210,7 +213,7 @@ def run_bench_kraft(argv: list[str], _spark: object) -> int:
                          if c not in ("process_s", "cpu_s")}
     spark: dict[str, Any] = {}
     if not args.skip_spark:
-        spark = job_figures(events, args.size, args.job_fold)
+        spark = job_figures(events, args.size, args.job_fold, args.job_buckets)
     result = {"size": args.size, "minutes": args.minutes, "history": counts,
               "measured_at": datetime.now(UTC).strftime("%Y-%m-%d %H:%M"),
               "load_avg_1m": {"start": round(load_before, 2),
@@ -224,7 +227,8 @@ def run_bench_kraft(argv: list[str], _spark: object) -> int:
     return 0 if args.skip_spark or spark.get("rc") == 0 else 1
 
 
-def job_figures(events: Path, size: str, fold: str) -> dict[str, Any]:
+def job_figures(events: Path, size: str, fold: str,
+                buckets: int | None = None) -> dict[str, Any]:
     """The replay job under each `--kraft-fold` asked, one after the other; with both,
     the executors' figures under `executors` and whether the tables are the same."""
     from jobs.bench.same_tables import compare
@@ -232,7 +236,7 @@ def job_figures(events: Path, size: str, fold: str) -> dict[str, Any]:
     folds = ("driver", "executors") if fold == "both" else (fold,)
     outs = {f: CACHE / (f"kraft-{size}-out" + ("" if f == "driver" else f"-{f}"))
             for f in folds}
-    figures = {f: run_spark(events, outs[f], None, RUN_ID, ["--kraft-fold", f])
+    figures = {f: run_spark(events, outs[f], buckets, RUN_ID, ["--kraft-fold", f])
                for f in folds}
     spark = {**figures[folds[0]], "kraft_fold": folds[0]}
     if len(folds) == 2 and all(figures[f].get("rc") == 0 for f in folds):
