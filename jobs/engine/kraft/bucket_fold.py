@@ -22,6 +22,7 @@ from jobs.engine.codec import rows_to_record_batch
 from jobs.engine.kraft.changes import kraft_changes
 from jobs.engine.kraft.fold import INCIDENT_KINDS
 from jobs.engine.kraft.metadata_source import KraftInput
+from jobs.engine.kraft.run_tables import write_metadata_rows
 from jobs.engine.kraft.topic_buckets import Plan, read_records, topic_scoped
 from jobs.engine.kraft.writes import MetadataWriteRow, RecordingImage, write_rows
 from jobs.store.kraft_checkpoint import Checkpoint
@@ -148,8 +149,6 @@ def _plain(out: KraftOutputs) -> _Counts:
 
 def _write(task: BucketTask, out: KraftOutputs, findings: list[Any],
            writes: list[MetadataWriteRow]) -> dict[str, int]:
-    from jobs.engine.kraft.run_tables import write_metadata_rows
-
     rows: dict[str, list[Any]] = {"partition_states": out.partition_states,
             "partition_windows": out.partition_windows, "findings": findings}
     written = {}

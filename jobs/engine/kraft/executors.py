@@ -28,7 +28,7 @@ from datetime import UTC, datetime
 from pyspark.sql import SparkSession
 
 from jobs.engine.change_digest import Change
-from jobs.engine.kraft.bucket_fold import TOPIC_TABLES, BucketResult, BucketTask, fold_bucket
+from jobs.engine.kraft.bucket_fold import BucketResult, BucketTask, fold_bucket
 from jobs.engine.kraft.changes import KRAFT_CHANGES, _order, kraft_changes
 from jobs.engine.kraft.fold import (
     BEFORE_CHECKPOINT,
@@ -38,7 +38,7 @@ from jobs.engine.kraft.fold import (
     skipped_counts,
 )
 from jobs.engine.kraft.metadata_source import ClusterLog, KraftInput, ingest_noops
-from jobs.engine.kraft.run_tables import check_offsets, summarise, write_tables
+from jobs.engine.kraft.run_tables import FOLD_TABLES, check_offsets, summarise, write_tables
 from jobs.engine.kraft.topic_buckets import Plan, plan_clusters, read_cluster_scope
 from jobs.engine.kraft.writes import RecordingImage, write_rows
 from jobs.engine.log_checks import SeqFacts
@@ -113,7 +113,8 @@ def replay_kraft_on_executors(spark: SparkSession, kraft: KraftInput, out: str,
     resume = resume or {}
     settings = Settings(profile, default_min_isr, out, run_id, buckets, checkpoint)
     plans = plan_clusters(kraft, buckets, keep_offsets=bool(resume))
-    for table in (*TOPIC_TABLES, "metadata_writes"):  # an earlier attempt's task files
+    # Every table written in parts: none of an earlier attempt's files may stay.
+    for table in (*FOLD_TABLES, "incidents", "changes", "metadata_writes"):
         delete_path(partition_path(out, table, run_id))
     results = (run or on_spark(spark))(bucket_tasks(kraft, plans, settings, resume))
     noops = ingest_noops(kraft)

@@ -114,8 +114,10 @@ def test_every_table_equals_the_driver_fold(ingested: Path, driver: Path, tmp_pa
     kraft = find_kraft_input(str(ingested))
     assert kraft is not None
     tasks: list[BucketTask] = []
-    replay_kraft_on_executors(None, kraft, str(tmp_path), "r1",  # type: ignore[arg-type]
-                              profile_of("3.7"), 1, buckets, run=_in_process(tasks))
+    for _ in range(2 if buckets > 1 else 1):  # a second attempt leaves no file behind
+        tasks.clear()
+        replay_kraft_on_executors(None, kraft, str(tmp_path), "r1",  # type: ignore[arg-type]
+                                  profile_of("3.7"), 1, buckets, run=_in_process(tasks))
     assert len({(t.cluster, t.bucket) for t in tasks}) == len(tasks)
     assert len(tasks) == (3 if buckets == 1 else 3 * len({t.bucket for t in tasks}))
     if buckets > 1:
