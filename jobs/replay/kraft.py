@@ -1,6 +1,7 @@
-"""`python -m jobs.replay --events DIR --out OUT` on a KRaft input (`source`): the whole log
-folded on the driver by `statemachine.kraft` (no streaming query: a metadata log is a few
-hundred thousand records a day), the tables written in the ZooKeeper run's layout and
+"""`python -m jobs.replay --events DIR --out OUT` on a KRaft input (`source`): the log folded
+by `statemachine.kraft` (no streaming query), by (cluster, topic bucket) in Spark tasks
+(`--kraft-fold executors`, the default: `jobs.engine.kraft.executors`) or each cluster whole
+on the driver (`--kraft-fold driver`), the tables written in the ZooKeeper run's layout and
 schemas, plus `metadata_writes`. `--kafka-version` picks the KRaft profile (3.3 and later).
 
 With `--checkpoint` a run folds only the records after those the checkpoint's last run

@@ -5,7 +5,8 @@ in its layout and schemas, plus `metadata_writes`.
 
 With a checkpoint a run folds only the records after those the checkpoint's last run
 folded, into its saved fold (`jobs.store.kraft_checkpoint`); a rebuild folds the whole log
-into a new state.
+into a new state. A checkpoint folded by topic bucket (`executors`) goes on that way, one
+of a fold per cluster on the driver.
 """
 
 from __future__ import annotations
