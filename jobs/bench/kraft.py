@@ -182,6 +182,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     ap.add_argument("--split", type=int, default=16, metavar="N",
                     help="topic buckets of the split figures (jobs.bench.kraft_split)")
     ap.add_argument("--skip-spark", action="store_true", help="the single-process fold only")
+    ap.add_argument("--job-fold", choices=("driver", "executors", "both"), default="both",
+                    help="the replay job's --kraft-fold; both: one run each, side by side, "
+                    "and whether they wrote the same tables")
+    ap.add_argument("--job-buckets", type=int, metavar="N",
+                    help="the replay job's --buckets (executors: its tasks per cluster; "
+                    "default: the session's parallelism)")
     ap.add_argument("--spark-split", action="store_true",
                     help="also the by-topic fold on Spark (jobs.bench.kraft_spark_split)")
     ap.add_argument("--core-json", metavar="EVENTS", help=argparse.SUPPRESS)
@@ -207,7 +213,7 @@ def run_bench_kraft(argv: list[str], _spark: object) -> int:
                          if c not in ("process_s", "cpu_s")}
     spark: dict[str, Any] = {}
     if not args.skip_spark:
-        spark = run_spark(events, CACHE / f"kraft-{args.size}-out", None, RUN_ID)
+        spark = job_figures(events, args.size, args.job_fold, args.job_buckets)
     result = {"size": args.size, "minutes": args.minutes, "history": counts,
               "measured_at": datetime.now(UTC).strftime("%Y-%m-%d %H:%M"),
               "load_avg_1m": {"start": round(load_before, 2),
@@ -219,6 +225,25 @@ def run_bench_kraft(argv: list[str], _spark: object) -> int:
     record_section("kraft", args.size, result, bench_file(args.json), bench_file(args.markdown))
     print_figures(result)
     return 0 if args.skip_spark or spark.get("rc") == 0 else 1
+
+
+def job_figures(events: Path, size: str, fold: str,
+                buckets: int | None = None) -> dict[str, Any]:
+    """The replay job under each `--kraft-fold` asked, one after the other; with both,
+    the executors' figures under `executors` and whether the tables are the same."""
+    from jobs.bench.same_tables import compare
+
+    folds = ("driver", "executors") if fold == "both" else (fold,)
+    outs = {f: CACHE / (f"kraft-{size}-out" + ("" if f == "driver" else f"-{f}"))
+            for f in folds}
+    figures = {f: run_spark(events, outs[f], buckets, RUN_ID, ["--kraft-fold", f])
+               for f in folds}
+    spark = {**figures[folds[0]], "kraft_fold": folds[0]}
+    if len(folds) == 2 and all(figures[f].get("rc") == 0 for f in folds):
+        spark["executors"] = figures["executors"]
+        spark["same_tables"] = all(ok for *_, ok in compare(outs["driver"],
+                                                             outs["executors"], RUN_ID))
+    return spark
 
 
 def print_figures(result: dict[str, Any]) -> None:
@@ -233,9 +258,15 @@ def print_figures(result: dict[str, Any]) -> None:
               f"{sp['bucket_cpu_s_sum']} CPU-s in all, the largest {sp['bucket_cpu_s_max']}; "
               f"equal to the whole fold: {sp['equal']}")
     if spark.get("rc") == 0:
-        print(f"replay job:          {spark['spark_seconds']} s wall, "
+        print(f"replay job ({spark['kraft_fold']}): {spark['spark_seconds']} s wall, "
               f"{spark['cpu_s']['total']} CPU-s (stages {spark['spark_stages_s']}), "
               f"peaks {spark['memory_mb']} MB")
+    if spark.get("executors", {}).get("rc") == 0:
+        ex = spark["executors"]
+        print(f"replay job (executors): {ex['spark_seconds']} s wall, "
+              f"{ex['cpu_s']['total']} CPU-s (stages {ex['spark_stages_s']}), "
+              f"peaks {ex['memory_mb']} MB; same tables as the driver's: "
+              f"{spark['same_tables']}")
     if by_topic:
         print(f"by topic on Spark:   {by_topic['process_s']} s wall, {by_topic['cpu_s']} CPU-s "
               f"(session {by_topic['session_s']} s, grouped fold {by_topic['grouped_fold_s']} s;"

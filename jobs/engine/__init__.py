@@ -31,5 +31,6 @@ A ZooKeeper-mode run, in the order it goes (`replay_run` strings the `stages` to
     sizing.py           Spark settings sized for a small log
     failures.py         `--out` and `--events` problems found before the replay starts
     stages.py, replay_run.py   the run's stages, and the run on its checkpoint
-    kraft/              a KRaft metadata log folded on the driver into the same tables
+    kraft/              a KRaft metadata log folded (on the driver, or by topic bucket in
+                        Spark tasks) into the same tables
 """

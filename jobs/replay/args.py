@@ -23,6 +23,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--run-id", help="run identifier (default: UTC timestamp)")
     p.add_argument("--config", help=f"job settings TOML (default: {DEFAULT_CONFIG})")
     p.add_argument("--buckets", type=int, help="replay groups per cluster (overrides config)")
+    p.add_argument("--kraft-fold", choices=("driver", "executors"), default="executors",
+                   help="a KRaft log: fold it by (cluster, topic bucket) in Spark tasks "
+                   "(--buckets of them, default: the session's parallelism), or each "
+                   "cluster whole on the driver; the same tables (default: executors)")
     p.add_argument("--master", help="Spark master (default: spark-submit's, else local[*])")
     p.add_argument("--initial-state", nargs="+", default=[], metavar="FILE",
                    help="kafka-topics --describe output or ZooKeeper dumps: the partitions "

@@ -1,6 +1,7 @@
-"""`python -m jobs.replay --events DIR --out OUT` on a KRaft input (`source`): the whole log
-folded on the driver by `statemachine.kraft` (no streaming query: a metadata log is a few
-hundred thousand records a day), the tables written in the ZooKeeper run's layout and
+"""`python -m jobs.replay --events DIR --out OUT` on a KRaft input (`source`): the log folded
+by `statemachine.kraft` (no streaming query), by (cluster, topic bucket) in Spark tasks
+(`--kraft-fold executors`, the default: `jobs.engine.kraft.executors`) or each cluster whole
+on the driver (`--kraft-fold driver`), the tables written in the ZooKeeper run's layout and
 schemas, plus `metadata_writes`. `--kafka-version` picks the KRaft profile (3.3 and later).
 
 With `--checkpoint` a run folds only the records after those the checkpoint's last run
@@ -24,6 +25,7 @@ from jobs.common.exitcodes import CHECKPOINT_BUSY, BadInput
 from jobs.common.session import session_for_config
 from jobs.engine.data_loss_table import evidence_problem, find_evidence, write_data_loss
 from jobs.engine.failures import nested_problem, out_problem
+from jobs.engine.kraft.executors import bucket_count, replay_kraft_on_executors
 from jobs.engine.kraft.metadata_source import (
     KraftInput,
     find_kraft_input,
@@ -98,6 +100,9 @@ def kraft_main(argv: list[str] | None, kraft: KraftInput,
             return CHECKPOINT_BUSY
         if rc is not None:
             return rc
+    elif args.kraft_fold == "executors":
+        replay_kraft_on_executors(spark, kraft, args.out, run_id, profile, min_isr,
+                                  bucket_count(spark, args.buckets))
     else:
         replay_kraft(spark, kraft, args.out, run_id, profile, min_isr)
     write_data_loss(args.out, run_id, find_evidence(args.events, args.offset_evidence),

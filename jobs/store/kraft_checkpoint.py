@@ -11,6 +11,12 @@ What the checkpoint holds (`<checkpoint>/kraft/`):
   was built under. Written to a temporary name and renamed, after the run's tables;
   and the offset ranges the runs never saw (holes of the log: a record in one delivered
   later is late);
+* `folds/<run_id>/<task>.pickle`: a state folded by topic bucket (`jobs.replay
+  --kraft-fold executors`) holds in `state.pickle` the fold of each cluster's
+  cluster-scope records, and each (cluster, bucket)'s fold in a file its executor task
+  wrote, under the run that wrote it; the state names them, and records the bucket count,
+  which the checkpoint's later runs keep. The files of other runs are deleted once the
+  state is in place;
 * `runs/<run_id>.json`: one per committed run, for the reader. The state names the runs
   it holds, and is renamed into place in one step after the run's tables are written: a
   run killed before that is run again from the state before it; a run id the state holds
@@ -41,6 +47,7 @@ from statemachine.rows import FindingRow, PartitionWindowRow
 
 STATE_DIR = "kraft"
 STATE_FILE = "state.pickle"
+FOLDS = "folds"  # a bucketed state's folds, by the run that wrote them
 FORMAT = 1
 
 
@@ -54,6 +61,9 @@ class ClusterState:
     # Offset ranges never folded (holes of the log, `jobs.engine.kraft.continuity`): a
     # record delivered in one later is late. A state saved before them has none.
     missing: list[tuple[int, int]] = field(default_factory=list)
+    # A checkpoint folded by topic bucket (`KraftState.buckets`): `fold` is the cluster
+    # scope's, and each bucket's fold is its own file (`Checkpoint.save_fold`), named here.
+    bucket_folds: dict[int, str] | None = None
 
 
 @dataclass
@@ -62,6 +72,9 @@ class KraftState:
     clusters: dict[str, ClusterState] = field(default_factory=dict)
     runs: list[str] = field(default_factory=list)  # the run ids folded into it, in order
     format: int = FORMAT
+    # 0: a fold per cluster (the driver's); N: per (cluster, topic bucket), N buckets, which
+    # every later run of the checkpoint keeps. A state saved before buckets reads as 0.
+    buckets: int = 0
 
 
 def _native_attrs(cls: type) -> tuple[str, ...] | None:
@@ -131,6 +144,34 @@ class Checkpoint:
             raise ValueError(f"--checkpoint: {path} is not a KRaft state this build reads")
         return state
 
+    def save_fold(self, fold: KraftFold, run_id: str, name: str) -> str:
+        """One bucket's fold, written by its task under `folds/<run_id>/` (a run killed
+        before its state is renamed into place leaves the earlier state's files whole);
+        its path under the state's directory."""
+        self.fs.create_dir(self._path(FOLDS, run_id), recursive=True)
+        path = f"{FOLDS}/{run_id}/{name}.pickle"
+        with self.fs.open_output_stream(self._path(path)) as f:
+            _StatePickler(f, protocol=pickle.HIGHEST_PROTOCOL).dump(fold)
+        return path
+
+    def load_fold(self, path: str) -> KraftFold:
+        with self.fs.open_input_stream(self._path(path)) as f:
+            fold = pickle.loads(f.read())
+        if not isinstance(fold, KraftFold):
+            raise ValueError(f"--checkpoint: {path} is not a KRaft fold this build reads")
+        return fold
+
+    def _drop_other_folds(self, state: KraftState) -> None:
+        """The bucket folds the state no longer names: of earlier runs, and of runs killed
+        before their state (a cluster this run did not read keeps its earlier files)."""
+        named = {path.split("/")[1] for c in state.clusters.values()
+                 for path in (c.bucket_folds or {}).values()}
+        listed = self.fs.get_file_info(pafs.FileSelector(self._path(FOLDS),
+                                                         allow_not_found=True))
+        for info in listed:
+            if info.type == pafs.FileType.Directory and info.base_name not in named:
+                self.fs.delete_dir(info.path)
+
     def save(self, state: KraftState, run_id: str) -> None:
         """The state with the run in it, renamed into place, then the run's marker."""
         state.runs.append(run_id)
@@ -139,6 +180,7 @@ class Checkpoint:
         with self.fs.open_output_stream(tmp) as f:
             _StatePickler(f, protocol=pickle.HIGHEST_PROTOCOL).dump(state)
         self.fs.move(tmp, self._path(STATE_FILE))
+        self._drop_other_folds(state)
         with self.fs.open_output_stream(self._path("runs", f"{run_id}.json")) as f:
             f.write((json.dumps({"run_id": run_id, "profile": state.profile,
                                  "through": {c: s.through for c, s in

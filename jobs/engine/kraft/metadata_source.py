@@ -128,10 +128,13 @@ def read_clusters(kraft: KraftInput) -> dict[str, ClusterLog]:
     return {c: in_replay_order(rows) for c, rows in sorted(by_cluster.items())}
 
 
-def in_replay_order(rows: list[tuple[str, MetadataRecord]]) -> ClusterLog:
-    """The records of one cluster from its latest snapshot on (module docstring)."""
+def in_replay_order(rows: list[tuple[str, MetadataRecord]],
+                    snapshots: dict[str, int] | None = None) -> ClusterLog:
+    """The records of one cluster from its latest snapshot on (module docstring).
+    `snapshots`: the cluster's, when `rows` are some of its rows (a topic bucket's)."""
     out = ClusterLog(rows_read=len(rows))
-    snapshots = {s: int(m.group(1)) for s, _ in rows if (m := _SNAPSHOT.search(s))}
+    if snapshots is None:
+        snapshots = {s: int(m.group(1)) for s, _ in rows if (m := _SNAPSHOT.search(s))}
     start = max(snapshots.items(), key=lambda kv: (kv[1], kv[0]), default=None)
     head: list[tuple[int, int, MetadataRecord]] = []
     log: list[tuple[int, int, MetadataRecord]] = []

@@ -5,7 +5,8 @@ in its layout and schemas, plus `metadata_writes`.
 
 With a checkpoint a run folds only the records after those the checkpoint's last run
 folded, into its saved fold (`jobs.store.kraft_checkpoint`); a rebuild folds the whole log
-into a new state.
+into a new state. A checkpoint folded by topic bucket (`executors`) goes on that way, one
+of a fold per cluster on the driver.
 """
 
 from __future__ import annotations
@@ -15,28 +16,33 @@ import time
 from datetime import UTC, datetime
 from typing import Any
 
-import pyarrow as pa
 from pyspark.sql import SparkSession
 
 from jobs.common.exitcodes import BadInput
-from jobs.engine.changes_table import change_batches
-from jobs.engine.codec import rows_batch, rows_to_record_batch
-from jobs.engine.incidents_table import incident_batches
-from jobs.engine.kraft.continuity import OFFSET_GAP, offset_facts, with_offset_facts
-from jobs.engine.kraft.fold import SKIPPED, ClusterRun, fold_cluster
+from jobs.engine.kraft.executors import bucket_count, replay_kraft_on_executors
+from jobs.engine.kraft.fold import ClusterRun, fold_cluster
 from jobs.engine.kraft.metadata_source import (
     KraftInput,
     ingest_noops,
     read_clusters,
-    segment_ranges,
 )
-from jobs.engine.run_summary import continuity_lines, print_rollup, summary_batches
-from jobs.store.kraft_checkpoint import Checkpoint, ClusterState, KraftState
-from jobs.store.tables import ensure_run_partitions, file_schema, write_arrow, write_partition
-from statemachine.kraft.profiles import KraftProfile, kraft_profile_for
 
-FOLD_TABLES = ("partition_states", "partition_windows", "findings", "broker_timeline",
-               "controller_timeline")
+# FOLD_TABLES, print_kraft_summary and write_tables are imported from here too.
+from jobs.engine.kraft.run_tables import (
+    FOLD_TABLES as FOLD_TABLES,
+)
+from jobs.engine.kraft.run_tables import (
+    check_offsets,
+    summarise,
+)
+from jobs.engine.kraft.run_tables import (
+    print_kraft_summary as print_kraft_summary,
+)
+from jobs.engine.kraft.run_tables import (
+    write_tables as write_tables,
+)
+from jobs.store.kraft_checkpoint import Checkpoint, ClusterState, KraftState
+from statemachine.kraft.profiles import KraftProfile, kraft_profile_for
 
 log = logging.getLogger(__name__)
 
@@ -66,15 +72,34 @@ def incremental(spark: SparkSession, kraft: KraftInput, args: Any, run_id: str,
         raise BadInput(f"--checkpoint {args.checkpoint} was built under KRaft profile "
                        f"{state.profile}; this run's is {profile.name} (--kafka-version): "
                        "replay into a new checkpoint, or --rebuild")
-    runs = replay_kraft(spark, kraft, args.out, run_id, profile, min_isr,
-                        {} if state is None else state.clusters)
+    buckets = state_buckets(spark, state, args)
+    if buckets:
+        runs = replay_kraft_on_executors(spark, kraft, args.out, run_id, profile, min_isr,
+                                         buckets, checkpoint=args.checkpoint,
+                                         resume=None if state is None else state.clusters)
+    else:
+        runs = replay_kraft(spark, kraft, args.out, run_id, profile, min_isr,
+                            {} if state is None else state.clusters)
     saved = KraftState(profile.name, {c: r.state for c, r in runs.items()
                                       if r.state is not None},
-                       [] if state is None else state.runs)
+                       [] if state is None else state.runs, buckets=buckets)
     for cluster, kept in ({} if state is None else state.clusters).items():
         saved.clusters.setdefault(cluster, kept)  # a cluster this run did not read
     store.save(saved, run_id)
     return None
+
+
+def state_buckets(spark: SparkSession, state: KraftState | None, args: Any) -> int:
+    """The topic buckets of a checkpoint's folds: those it was built with (0: one fold per
+    cluster, on the driver), else those of `--kraft-fold executors`."""
+    if state is not None:
+        if state.buckets == 0 and args.kraft_fold == "executors":
+            log.info(f"--checkpoint {args.checkpoint} holds a fold per cluster: it is "
+                     "folded on the driver (--rebuild folds it by topic bucket)")
+        return state.buckets
+    if args.kraft_fold != "executors":
+        return 0
+    return bucket_count(spark, args.buckets)
 
 
 def replay_kraft(spark: SparkSession, kraft: KraftInput, out: str, run_id: str,
@@ -88,95 +113,9 @@ def replay_kraft(spark: SparkSession, kraft: KraftInput, out: str, run_id: str,
     resume = resume or {}
     runs = {c: fold_cluster(c, clusters[c], profile, default_min_isr, run_id,
                             noops.get(c, 0), resume.get(c)) for c in clusters}
-    segments = segment_ranges(kraft)
-    unchecked = []
-    for c, run in runs.items():
-        kept = resume.get(c)
-        offsets = offset_facts(clusters[c],
-                               None if segments is None else segments.get(c, []),
-                               None if kept is None else kept.through,
-                               getattr(kept, "missing", ()))  # a state saved before holes
-        with_offset_facts(run, offsets)
-        if not offsets.checked:
-            unchecked.append(c)
-    if unchecked:
-        log.warning(f"offsets not checked for missing records of {', '.join(unchecked)}: "
-                    "no metadata_summary beside the records (the NoOps jobs.ingest did not "
-                    "write leave holes); give the ingest's output folder as --events")
+    check_offsets(kraft, runs, clusters, resume)
     folded = time.perf_counter()
     write_tables(runs, out, run_id)
-    seconds = {"replay": folded - t0, "write": time.perf_counter() - folded}
-    seconds["total"] = time.perf_counter() - t0
-    counts = {c: r.counts for c, r in runs.items()}
-    rollups = {c: r.rollup for c, r in runs.items()}
-    facts = {c: r.facts for c, r in runs.items()}
-    summary = summary_batches(counts, rollups, 1, run_id, 1, started, datetime.now(UTC),
-                              seconds, facts)
-    write_arrow(summary, out, "run_summary", run_id)
-    ensure_run_partitions(out, run_id)
-    print_kraft_summary(out, run_id, runs, {c: log.snapshot for c, log in clusters.items()})
+    summarise(runs, out, run_id, started, t0, folded,
+              {c: log.snapshot for c, log in clusters.items()})
     return runs
-
-
-def print_kraft_summary(out: str, run_id: str, runs: dict[str, ClusterRun],
-                        snapshots: dict[str, str | None]) -> None:
-    """`jobs.engine.run_summary.print_summary`'s lines, with the rows read reconciled as a
-    KRaft run counts them (applied + skipped)."""
-    print(f"\n== replay run {run_id} (KRaft metadata log) ==")
-    for cluster, r in runs.items():
-        c = r.counts
-        skipped = ", ".join(f"{k.removeprefix(SKIPPED)} {v}" for k, v in sorted(r.skipped.items()))
-        print(f"cluster {cluster}: rows read {c.rows_read} = applied {c.rows_applied} + "
-              f"skipped {sum(r.skipped.values())} ({skipped or 'none'}) + late {c.rows_late}")
-        print(f"  replayed from: {snapshots.get(cluster) or 'the log start (no snapshot)'}, "
-              f"offsets {r.facts.seq_min}-{r.facts.seq_max}")
-        for line in continuity_lines(r.facts):
-            print(line.replace("seq", "offset"))
-        for gap in (f for f in r.outputs.findings if f.kind == OFFSET_GAP):
-            print(f"    {gap.detail}")
-        states = ", ".join(f"{k} {v}" for k, v in sorted(c.partitions_by_state.items()))
-        print(f"  partitions by state: {states or 'none'}")
-        offline = c.offline_partitions()
-        at_end = c.partitions_by_state.get("OfflinePartition", 0)
-        print(f"  offline partitions at the end: {at_end}"
-              + (f" ({', '.join(f'{t}-{p}' for t, p in offline)})" if offline else ""))
-        print_rollup(r.rollup)
-        kinds = ", ".join(f"{k} {v}" for k, v in sorted(c.findings_by_kind.items())
-                          if not k.startswith(SKIPPED))
-        print(f"  findings by kind: {kinds or 'none'}")
-    print(f"tables written under {out}/<table>/run_id={run_id}\n", flush=True)
-
-
-def write_tables(runs: dict[str, ClusterRun], out: str, run_id: str,
-                 part: str | None = None) -> None:
-    """The runs' tables, this run's partitions replaced (`part`: one task's files of them,
-    `jobs.store.tables.write_partition`)."""
-    for table in FOLD_TABLES:
-        batches = []
-        for cluster, r in runs.items():
-            rows = getattr(r.outputs, table)
-            r.counts.rows_written[table] = len(rows)
-            batches.append(rows_to_record_batch(table, cluster, run_id, rows))
-        write_arrow(batches, out, table, run_id, part)
-    for r in runs.values():
-        r.counts.rows_written["incidents"] = len(r.incidents)
-        r.counts.rows_written["metadata_writes"] = len(r.writes)
-    write_arrow(incident_batches({c: r.incidents for c, r in runs.items()
-                                         if r.incidents}, run_id), out, "incidents", run_id,
-                part)
-    write_arrow(change_batches({c: r.changes for c, r in runs.items()}, run_id),
-                out, "changes", run_id, part)
-    write_metadata_writes(runs, out, run_id, part)
-
-
-def write_metadata_writes(runs: dict[str, ClusterRun], out: str, run_id: str,
-                          part: str | None = None) -> int:
-    """`metadata_writes`, a KRaft run's own table (`schemas.tables.KRAFT_TABLES`)."""
-    body = file_schema("metadata_writes")
-    batches = []
-    for cluster, r in runs.items():
-        rows = rows_batch(pa.schema(list(body)[1:]), r.writes)
-        batches.append(rows.add_column(0, body[0], pa.repeat(cluster, len(r.writes))
-                                       .cast(pa.string())))
-    data = pa.Table.from_batches(batches, schema=body) if batches else None
-    return write_partition(out, "metadata_writes", run_id, data, part=part)

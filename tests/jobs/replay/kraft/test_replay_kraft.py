@@ -20,6 +20,7 @@ from jobs.report.job import main as report
 from jobs.whatif.job import main as whatif
 from schemas.tables import KRAFT_TABLES, TABLES
 from tests.helpers.kraft_segments import write_segments
+from tests.helpers.same_tables import assert_same_tables
 
 
 @pytest.fixture(scope="module")
@@ -32,6 +33,19 @@ def tables(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> Path:
     assert replay(["--events", str(tmp / "ingest"), "--out", str(out), "--run-id", "r1",
                    "--kafka-version", "3.7"], spark=spark) == 0
     return out
+
+
+def test_folded_on_the_driver_the_tables_are_the_same(spark: Any, tables: Path) -> None:
+    """The run above folds by (cluster, topic bucket) in Spark tasks (the default), the
+    core's objects pickled to and from the Python workers: `--kraft-fold driver`, every
+    cluster folded whole on the driver, gives the same rows."""
+    assert len(list((tables / "partition_states" / "run_id=r1").glob("part-k*.parquet"))) >= 1
+    out = tables.parent / "driver"
+    assert replay(["--events", str(tables.parent / "ingest"), "--out", str(out),
+                   "--run-id", "r1", "--kafka-version", "3.7", "--kraft-fold", "driver"],
+                  spark=spark) == 0
+    assert not list((out / "partition_states" / "run_id=r1").glob("part-k*.parquet"))
+    assert_same_tables(out, tables, [*TABLES, *KRAFT_TABLES], ["r1"])
 
 
 def _rows(spark: Any, out: Path, table: str) -> list[Any]:
