@@ -1,6 +1,6 @@
 """A KRaft replay folded on the executors, by (cluster, topic bucket), as the ZooKeeper
-replay groups its events (`jobs.replay --kraft-executors`; docs/replay-job.md, "KRaft
-logs").
+replay groups its events (`jobs.replay --kraft-fold executors`, the default;
+docs/replay-job.md, "KRaft logs").
 
 The driver reads two narrow columns sets of the `metadata_records` Parquet (every row's
 cluster, source and offset; the `TopicRecord`s' ids and names), puts each topic in a
