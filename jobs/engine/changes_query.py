@@ -117,13 +117,19 @@ def counted_on_executors(spark: SparkSession, out_dir: str, run_id: str, carried
     return out
 
 
-def last_leader_writes_on_executors(spark: SparkSession, out_dir: str, run_id: str,
-                                    causes: list[str]) -> pa.Table:
-    """Per partition, the run's last write that may set its leader (by seq, then write):
-    the run's part of the carry's `leaders` (`rollup_carry.last_leader_writes`), one row
-    per partition reaching the driver."""
-    mine = _table(spark, out_dir, "partition_state_writes", run_id) \
-        .filter(F.col("cause").isin(causes))
-    last = mine.groupBy(*PARTITION).agg(F.max_by(F.struct("seq", "write", "leader"),
-                                                 F.struct("seq", "write")).alias("w"))
-    return last.select(*PARTITION, "w.seq", "w.write", "w.leader").toArrow()
+def leaders_after_on_executors(spark: SparkSession, out_dir: str, run_id: str,
+                               carried: pa.Table, causes: list[str]) -> pa.Table:
+    """The carry's `leaders` after the run (`rollup_carry.last_leader_writes` of the
+    earlier runs' `carried` and the run's writes that may set a leader): per partition,
+    the last by seq, then write, the run's on a tie; one row per partition reaches the
+    driver, in the partitions' order."""
+    writes = _table(spark, out_dir, "partition_state_writes", run_id) \
+        .filter(F.col("cause").isin(causes)) \
+        .select(*PARTITION, "seq", "write", "leader", F.lit(True).alias("own"))
+    if carried.num_rows:
+        writes = writes.unionByName(spark.createDataFrame(carried.append_column(
+            "own", pa.repeat(pa.scalar(False), carried.num_rows))))
+    last = writes.groupBy(*PARTITION).agg(F.max_by(
+        F.struct("seq", "write", "leader"), F.struct("seq", "write", "own")).alias("w"))
+    return last.select(*PARTITION, "w.seq", "w.write", "w.leader") \
+        .orderBy(*PARTITION).toArrow()

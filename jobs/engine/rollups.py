@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from pyspark.sql import SparkSession
 
-from jobs.engine.changes_query import last_leader_writes_on_executors
+from jobs.engine.changes_query import leaders_after_on_executors
 from jobs.engine.changes_table import DRIVER_ROWS, on_executors, write_changes
 from jobs.engine.incidents_query import incidents_on_executors
 from jobs.engine.incidents_table import (
@@ -77,7 +77,6 @@ def write_rollups(checkpoint: str, out_dir: str, run_id: str, start: CarryIn,
         found = run_incidents(reads, elections, run_id, as_of)
     write_arrow(incident_batches(found, run_id), out_dir, "incidents", run_id)
     write_changes(out_dir, run_id, carry, facts, timelines, spark, driver_rows)
-    run_leaders = last_leader_writes_on_executors(spark, out_dir, run_id, LEADER_CAUSES) \
+    leaders = leaders_after_on_executors(spark, out_dir, run_id, carry.leaders, LEADER_CAUSES) \
         if spark is not None and on_executors(out_dir, run_id, driver_rows) else None
-    save_carry(checkpoint, run_id,
-               carry_after(carry, out_dir, run_id, reads, elections, run_leaders))
+    save_carry(checkpoint, run_id, carry_after(carry, out_dir, run_id, reads, elections, leaders))
