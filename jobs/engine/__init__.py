@@ -22,10 +22,12 @@ A ZooKeeper-mode run, in the order it goes (`replay_run` strings the `stages` to
     run_summary.py      `run_summary` and the printed summary
     offline_rollup.py   the post-mortem figures of the summary: offline partition-seconds
     incidents_table.py  `incidents`: the windows of the incidents a run touched, rolled up
+    incidents_query.py  the same roll-up of a large run on the executors, one group per incident
     rollups.py          `incidents` and `changes` from the run's rows and the earlier runs' carry
     rollup_carry.py     what those roll-ups carry from run to run in the checkpoint
     state_refresh.py    which groups a run rewrites whole: the state is in its last few runs
     change_digest.py    what changed in a run (pure), `changes_table.py` writes it
+    changes_query.py    a large run's creations and leader moves counted by Spark queries
     requested.py        the administrative events of the run, for the digest
     initial_state.py    `--initial-state`: partitions that existed before the log
     sizing.py           Spark settings sized for a small log

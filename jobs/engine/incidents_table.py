@@ -1,7 +1,8 @@
 """The run's `incidents` table: the windows of the incidents the run touched, from
 `partition_windows` of every run of the checkpoint (the run's own, and those of the
 incidents still open the earlier runs carried: `jobs.engine.rollups`), rolled up by the
-core (`statemachine.incidents`) on the driver.
+core (`statemachine.incidents`) on the driver (a large run's on the executors, one group per
+incident: `jobs.engine.incidents_query`).
 
 The windows of one incident come from every replay group whose topics its event touched,
 and from every night from the one that opened it to the one that closes it, so the roll-up

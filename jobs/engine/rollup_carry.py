@@ -140,16 +140,20 @@ def run_reassigning(out_dir: str, run_id: str
 
 
 def carry_after(carry: Carry, out_dir: str, run_id: str, reads: list[Read],
-                elections: list[tuple[str, Election]]) -> Carry:
+                elections: list[tuple[str, Election]],
+                leaders: pa.Table | None = None) -> Carry:
     """The carry after `run_id`: `carry` (before it) with the run's own rows; `reads` and
-    `elections` are what the incidents' roll-up read (the carry's and the run's)."""
+    `elections` are what the incidents' roll-up read (the carry's and the run's);
+    `leaders`: the last leader writes after the run when an executors' query found them
+    (`jobs.engine.changes_query`; None: read and merged here)."""
     windows, kept = open_incidents(((c, w) for c, _, w in reads), elections)
     reassigning = open_reassignments(
         [(c, t, p, s, ts, None) for c, t, p, s, ts in carry.reassigning]
         + [(c, t, p, s, ts, end) for c, t, p, s, ts, end, _ in
            run_reassigning(out_dir, run_id)])
-    leaders = last_leader_writes([carry.leaders, run_leader_writes(out_dir, run_id)])
-    return Carry(windows, kept, reassigning, leaders)
+    if leaders is None:
+        leaders = last_leader_writes([carry.leaders, run_leader_writes(out_dir, run_id)])
+    return Carry(windows, kept, reassigning, leaders.cast(LEADER_SCHEMA))
 
 
 def carry_of_runs(out_dir: str, runs: Sequence[str]) -> Carry:

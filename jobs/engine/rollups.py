@@ -7,7 +7,11 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from jobs.engine.changes_table import write_changes
+from pyspark.sql import SparkSession
+
+from jobs.engine.changes_query import leaders_after_on_executors
+from jobs.engine.changes_table import DRIVER_ROWS, on_executors, write_changes
+from jobs.engine.incidents_query import incidents_on_executors
 from jobs.engine.incidents_table import (
     incident_batches,
     read_elections,
@@ -17,12 +21,14 @@ from jobs.engine.incidents_table import (
 from jobs.engine.log_checks import SeqFacts
 from jobs.engine.log_history import History
 from jobs.engine.rollup_carry import (
+    LEADER_CAUSES,
     Carry,
     carry_after,
     carry_of_runs,
     load_carry,
     save_carry,
 )
+from jobs.store.run_reads import run_row_count
 from jobs.store.tables import write_arrow
 from statemachine.cluster import ClusterTimeline
 
@@ -53,12 +59,24 @@ def carry_in(checkpoint: str, out_dir: str, run_id: str, history: History | None
 
 def write_rollups(checkpoint: str, out_dir: str, run_id: str, start: CarryIn,
                   as_of: dict[str, int | None], facts: Mapping[str, SeqFacts],
-                  timelines: Mapping[str, ClusterTimeline]) -> None:
-    """Write the run's `incidents` and `changes`, then the carry after the run."""
+                  timelines: Mapping[str, ClusterTimeline], spark: SparkSession | None = None,
+                  driver_rows: int = DRIVER_ROWS) -> None:
+    """Write the run's `incidents` and `changes`, then the carry after the run. With
+    `spark`, a run that wrote more than `driver_rows` rows to a table rolls it up on the
+    executors (`incidents_query`, `changes_query`): the driver then holds the incidents'
+    rows and the open ones' windows, not every window."""
     carry = start.carry
-    reads = [(c, "", w) for c, w in carry.windows] + read_windows(out_dir, [run_id])
     elections = [*carry.elections, *read_elections(out_dir, [run_id])]
-    found = run_incidents(reads, elections, run_id, as_of)
+    if spark is not None and run_row_count(out_dir, "partition_windows", run_id) > driver_rows:
+        found, still_open = incidents_on_executors(spark, out_dir, run_id, carry.windows,
+                                                   elections, as_of)
+        # The open incidents' windows are all `carry_after` keeps of the windows read.
+        reads = [(c, "", w) for c, w in still_open]
+    else:
+        reads = [(c, "", w) for c, w in carry.windows] + read_windows(out_dir, [run_id])
+        found = run_incidents(reads, elections, run_id, as_of)
     write_arrow(incident_batches(found, run_id), out_dir, "incidents", run_id)
-    write_changes(out_dir, run_id, carry, facts, timelines)
-    save_carry(checkpoint, run_id, carry_after(carry, out_dir, run_id, reads, elections))
+    write_changes(out_dir, run_id, carry, facts, timelines, spark, driver_rows)
+    leaders = leaders_after_on_executors(spark, out_dir, run_id, carry.leaders, LEADER_CAUSES) \
+        if spark is not None and on_executors(out_dir, run_id, driver_rows) else None
+    save_carry(checkpoint, run_id, carry_after(carry, out_dir, run_id, reads, elections, leaders))

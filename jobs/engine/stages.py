@@ -246,7 +246,8 @@ def summary_stage(spark: SparkSession, s: Settings, timeline: TimelineStage,
     start_from = carry_in(s.checkpoint, s.out, s.run_id, history,
                           lambda: committed_runs(spark, s.checkpoint))
     write_rollups(s.checkpoint, s.out, s.run_id, start_from,
-                  {c: r.period_end_us for c, r in rollups.items()}, facts, timeline.timelines)
+                  {c: r.period_end_us for c, r in rollups.items()}, facts, timeline.timelines,
+                  spark)
     write_data_loss(s.out, s.run_id, find_evidence(s.events, s.offset_evidence), log.info)
     kill_points.reached("summary_written")
     applied = timeline.applied_through

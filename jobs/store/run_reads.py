@@ -79,3 +79,9 @@ def run_rows(out_dir: str, table: str, run_id: str,
     """`run_columns` as rows, in `columns` order."""
     got = run_columns(out_dir, table, run_id, columns, where)
     return list(zip(*(got[c] for c in columns), strict=True))
+
+
+def run_row_count(out_dir: str, table: str, run_id: str) -> int:
+    """The rows of `table` written by `run_id`, from the files' footers (no row is read)."""
+    partition = parquet_dataset(partition_path(out_dir, table, run_id), file_schema(table))
+    return 0 if partition is None else int(partition.count_rows())
