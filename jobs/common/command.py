@@ -4,7 +4,8 @@
         return run_job("replay", argv, body, spark)
 
 `run_job` configures the log lines (`jobs.common.logs`: `--quiet` keeps warnings and
-errors, `--verbose` adds the debug lines), runs the command's body, and turns what the user
+errors, `--verbose` adds the debug lines) and the driver's pyarrow allocator
+(`jobs.common.arrow_memory`), runs the command's body, and turns what the user
 can act on into one line and exit code 2: a `BadInput` raised anywhere below, or Spark's
 failure to read an event file whose data is corrupt. Anything else escapes to
 `jobs.common.exitcodes.run_command` (`python -m jobs.X`, `jobs/submit.py X`), which makes it
@@ -20,6 +21,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from jobs.common import logs
+from jobs.common.arrow_memory import release_decoded_pages
 from jobs.common.exitcodes import BAD_INPUT, BadInput, read_failure
 
 if TYPE_CHECKING:
@@ -37,6 +39,7 @@ def run_job(command: str, argv: list[str] | None, body: Body,
     quiet, verbose = "--quiet" in args, "--verbose" in args
     # A command run by another without either flag talks as its caller does.
     logs.configure(command, logs.level_of(quiet, verbose) if quiet or verbose else caller[1])
+    release_decoded_pages()
     try:
         return body(args, spark)
     except BadInput as exc:
