@@ -39,6 +39,7 @@ COMPARED_TABLES = ("partition_states", "replica_states", "partition_windows", "f
 OFFLINE, UNDER_MIN_ISR = "offline", "under_min_isr"
 UNCLEAN_FINDING = "unclean_leader_election"
 NO_LEADER = -1
+LOW_BITS = 2**32 - 1  # the low half of a 64-bit hash
 # Impact figure -> its difference column (the variant's minus the baseline's).
 VERSUS_BASELINE = ("offline_partition_seconds", "max_partitions_offline_at_once",
                    "unclean_elections", "partitions_offline_at_end")
@@ -81,18 +82,34 @@ def keys_frame(spark: SparkSession, plans: list[VariantPlan], facts: LogFacts,
 
 def _fingerprint(table: str) -> list[Column]:
     """A row's count and 64-bit hash (over the table's columns but the keys), to sum per
-    variant: as decimals, which a sum of longs would overflow."""
+    variant. A sum of the hashes would overflow a long, and a sum of decimal(38,0) costs a
+    Java BigDecimal per row (most of the impact stage's time on a large sweep), so the hash
+    is summed as two longs: its high 32 bits (signed) and its low 32 bits (unsigned), which
+    add up without overflow over fewer than 2**31 rows a variant; `_hash_sum` makes the
+    exact sum of the hashes of them."""
     columns = [c for c in ALL_TABLES[table].fieldNames()
                if c not in ("cluster", "variant", "run_id")]
-    return [F.lit(1).cast("long").alias("_n"),
-            F.xxhash64(*columns).cast("decimal(38,0)").alias("_h")]
+    h = F.xxhash64(*columns)
+    return [F.lit(1).cast("long").alias("_n"), F.shiftright(h, 32).alias("_hh"),
+            h.bitwiseAND(F.lit(LOW_BITS)).alias("_hl")]
+
+
+def _hash_sums() -> list[Column]:
+    """The aggregations of the two halves of `_fingerprint`'s hash."""
+    return [F.sum("_hh").alias("_hh"), F.sum("_hl").alias("_hl")]
+
+
+def _hash_sum() -> Column:
+    """The sum of the hashes, exactly (high half * 2**32 + low half), as a decimal."""
+    high = F.col("_hh").cast("decimal(38,0)") * F.lit(LOW_BITS + 1).cast("decimal(38,0)")
+    return (high + F.col("_hl").cast("decimal(38,0)")).cast("decimal(38,0)")
 
 
 def _printed(sums: DataFrame, table: str) -> list[Column]:
     """A table's fingerprint columns of a per-variant frame (none when it has no row)."""
     has = F.col("_n") > 0
     return [F.when(has, F.col("_n")).alias(f"_n_{table}"),
-            F.when(has, F.col("_h")).alias(f"_h_{table}")]
+            F.when(has, _hash_sum()).alias(f"_h_{table}")]
 
 
 def window_values(ends: DataFrame) -> Values:
@@ -117,7 +134,8 @@ def window_values(ends: DataFrame) -> Values:
         closed = F.struct(F.col("end_seq").alias("seq"), *[F.lit(None).cast("long").alias(c)
                           for c in ("offline_us", "under_us", "open_at_end")],
                           (-one).alias("delta"), one.alias("marks"), F.lit(0).cast("long")
-                          .alias("_n"), F.lit(0).cast("decimal(38,0)").alias("_h"))
+                          .alias("_n"), *[F.lit(0).cast("long").alias(c)
+                                          for c in ("_hh", "_hl")])
         both = F.array(opened, F.when(offline & F.col("end_seq").isNotNull(), closed))
         return w.select(*GROUP, F.explode(F.filter(both, lambda x: x.isNotNull())).alias("x")) \
             .select(*GROUP, "x.*")
@@ -139,7 +157,7 @@ def window_figures(rows: DataFrame, ends: DataFrame, sharing: Sharing | None) ->
         (F.sum("offline_us") / F.lit(1e6)).alias("offline_partition_seconds"),
         (F.sum("under_us") / F.lit(1e6)).alias("under_min_isr_partition_seconds"),
         F.sum("open_at_end").alias("partitions_offline_at_end"),
-        F.sum("_n").alias("_n"), F.sum("_h").alias("_h"))
+        F.sum("_n").alias("_n"), *_hash_sums())
     return sums.select(*KEY, "offline_partition_seconds", "under_min_isr_partition_seconds",
                        "partitions_offline_at_end", "max_partitions_offline_at_once",
                        *_printed(sums, "partition_windows"))
@@ -155,7 +173,7 @@ def finding_figures(rows: DataFrame, sharing: Sharing | None) -> DataFrame:
         F.sum(F.when(F.col("kind") == UNCLEAN_FINDING, F.col("n"))).alias("unclean_elections"),
         F.sum(F.when(F.col("kind") == NO_LONGER_APPLIES, F.col("n")))
         .alias("events_no_longer_applying"),
-        F.sum("n").alias("_n"), F.sum("_h").alias("_h"))
+        F.sum("n").alias("_n"), *_hash_sums())
     return sums.select(*KEY, "findings_by_kind", "unclean_elections",
                        "events_no_longer_applying", *_printed(sums, "findings"))
 
@@ -172,7 +190,7 @@ def update_metadata_figures(rows: DataFrame, sharing: Sharing | None) -> DataFra
         *_fingerprint(table)), ["topic"])
     sums = by_topic.groupBy(*KEY).agg(
         F.count(F.when(F.col("lost") > 0, 1)).alias("topics_losing_only_isr"),
-        F.sum("_n").alias("_n"), F.sum("_h").alias("_h"))
+        F.sum("_n").alias("_n"), *_hash_sums())
     return sums.select(*KEY, "topics_losing_only_isr", F.col("_n").alias(table),
                        *_printed(sums, table))
 
