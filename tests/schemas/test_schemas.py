@@ -70,8 +70,11 @@ def test_operator_schemas_are_flat_and_keyed() -> None:
 def test_bucket_expression_matches_the_core(spark) -> None:
     from pyspark.sql import functions as F
 
-    from jobs.engine.keying import bucket_column
+    from jobs.engine.keying import bucket_sql
     from statemachine.replay import bucket_of
+
+    def bucket_column(buckets: int):  # the group column key_events selects
+        return F.expr(bucket_sql(buckets))
 
     pairs = [("default", "orders"), ("east", "payments-ü"), ("default", "t1"), ("x", "")]
     df = spark.createDataFrame(
