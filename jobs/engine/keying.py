@@ -136,6 +136,11 @@ def reason_column(rules: Plausibility | None = None) -> Column:
     return F.expr(reason_sql(rules))
 
 
+def cluster_sql() -> str:
+    """A row's cluster, the default one when the row names none."""
+    return f"coalesce({col('cluster')}, {quote(ET.DEFAULT_CLUSTER)})"
+
+
 def bucket_sql(buckets: int) -> str:
     """The group of an event row: its topic's bucket,
     `statemachine.replay.bucket_of(cluster, topic, buckets)` (crc32 of the UTF-8 bytes of
@@ -154,7 +159,7 @@ def key_events(events: DataFrame, buckets: int,
                rules: Plausibility | None = None) -> DataFrame:
     """Event rows (EVENT_SCHEMA) -> operator input rows (REPLAY_INPUT_SCHEMA), no horizon."""
     normalised = events.withColumn(
-        "cluster", F.expr(f"coalesce({col('cluster')}, {quote(ET.DEFAULT_CLUSTER)})"))
+        "cluster", F.expr(cluster_sql()))
     made = {"bucket": bucket_sql(buckets), "wake": "false", "reason": reason_sql(rules),
             "ts_us": f"unix_micros({col('ts')})", "horizon": "CAST(NULL AS BIGINT)"}
     return normalised.selectExpr(*[

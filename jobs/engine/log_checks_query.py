@@ -30,6 +30,7 @@ from typing import Any
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
+from jobs.engine.keying import cluster_sql
 from jobs.engine.log_checks import CONTENT, FAMILY, LISTED, SeqFacts
 from jobs.engine.requested import FIRST, REQUESTS, Listed, Requested, detail
 from jobs.engine.sql_text import col, quote
@@ -96,7 +97,7 @@ def _rows(events: DataFrame, block_bits: int, ts_range: TsRange) -> DataFrame:
         bounds.append(f"{ts} <= {int(high)}L")
     plausible = " AND ".join(bounds) or "true"
     return events.where(F.expr("`seq` IS NOT NULL AND `seq` >= 0")).select(*_exprs({
-        "cluster": f"coalesce(`cluster`, {quote(ET.DEFAULT_CLUSTER)})",
+        "cluster": cluster_sql(),
         "block": f"shiftright(`seq`, {int(block_bits)})",
         **{c: col(c) for c in ("seq", "event_type", "broker_id", "topic", "partition")},
         "ts_us": ts,

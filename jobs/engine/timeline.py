@@ -35,10 +35,10 @@ from pyspark.sql import functions as F
 
 from jobs.engine import log_checks_query
 from jobs.engine.group_rows import full_key
-from jobs.engine.keying import reason_sql
+from jobs.engine.keying import cluster_sql, reason_sql
 from jobs.engine.log_checks import SeqFacts
 from jobs.engine.plausibility import Plausibility
-from jobs.engine.sql_text import col, in_list, quote
+from jobs.engine.sql_text import col, in_list
 from jobs.engine.timeline_scan import read_timeline_rows
 from schemas import event_types as ET
 from schemas.events import EVENT_SCHEMA
@@ -164,7 +164,7 @@ def spark_scan(events: DataFrame, buckets: int, context: ScanContext | None = No
 # each, where the Column API made one per column, literal and operator.
 def _normalised(events: DataFrame) -> DataFrame:
     return events.withColumn(
-        "cluster", F.expr(f"coalesce({col('cluster')}, {quote(ET.DEFAULT_CLUSTER)})"))
+        "cluster", F.expr(cluster_sql()))
 
 
 def _valid_of(event_types: Iterable[str], rules: Plausibility | None) -> Column:
