@@ -27,7 +27,8 @@ from jobs.engine.event_log import event_files
 from jobs.store.filesystem import arrow_filesystem
 
 # At or under this many event rows a log is small (the `sample` preset has 6,000; `bench`
-# 1,000,000).
+# 1,000,000): its session is sized down, and the timeline scan checks its rows on the driver
+# (`jobs.engine.timeline_scan`) rather than by a Spark query.
 SMALL_LOG_ROWS = 100_000
 # The client compiler alone sizes the code cache at 48 MB, which a what-if's generated plans
 # fill (the JVM then stops compiling): 240 MB is the tiered compilers' default.

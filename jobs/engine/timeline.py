@@ -21,7 +21,10 @@ timeline. Elsewhere two Spark jobs scan the log.
 
 The log checks (seq range, gaps, late and conflicting seqs, time running backwards, the
 requests) are Spark aggregations over the executors (`jobs.engine.log_checks_query`): the
-driver receives one summary per block of seqs, never the rows.
+driver receives one summary per block of seqs, never the rows. A read of at most
+`jobs.engine.sizing.SMALL_LOG_ROWS` rows (a night of a few thousand) is checked on the driver
+by the pure definition (`jobs.engine.log_checks`) from the rows the scan already reads: the
+query's fixed cost (seconds of planning and code generation) is most of such a run's check.
 """
 
 from __future__ import annotations
@@ -30,10 +33,11 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+import pyarrow as pa
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from jobs.engine import log_checks_query
+from jobs.engine import log_checks, log_checks_query, sizing
 from jobs.engine.group_rows import full_key
 from jobs.engine.keying import cluster_sql, reason_sql
 from jobs.engine.log_checks import SeqFacts
@@ -86,6 +90,14 @@ class ScanContext:
             events, self.seen_through, self.applied_through, rules.ts_backwards_tolerance_us,
             (rules.ts_min_us, rules.ts_max_us))
 
+    def facts_of_rows(self, narrowed: pa.Table) -> dict[str, SeqFacts]:
+        """The same facts of a small read's narrowed rows (`log_checks.narrow`), on the
+        driver."""
+        rules = self.rules or Plausibility()
+        return log_checks.log_facts(
+            narrowed, dict(self.seen_through), dict(self.applied_through),
+            rules.ts_backwards_tolerance_us, (rules.ts_min_us, rules.ts_max_us))
+
     def judged(self, facts: Mapping[str, SeqFacts]) -> Plausibility | None:
         """The rules with this scan's conflicting seqs (what the stream quarantines)."""
         return self.rules.with_conflicts(facts) if self.rules is not None else None
@@ -111,10 +123,12 @@ def scan_log(events: DataFrame, buckets: int, context: ScanContext | None = None
     rows are dropped here (a repeated ControllerFailover would bump the epoch twice); the
     replay counts them. Rows the context's rules quarantine never enter a timeline."""
     context = context or ScanContext()
-    read = read_timeline_rows(events.inputFiles())
+    # Read when the scan runs, not at import, so that a test can send a small log to Spark.
+    read = read_timeline_rows(events.inputFiles(), sizing.SMALL_LOG_ROWS)
     if read is None:  # a scheme pyarrow has no client for, or a file it cannot read as Spark
         return spark_scan(events, buckets, context)
-    facts = context.facts_of(events)
+    facts = context.facts_of(events) if read.narrow is None \
+        else context.facts_of_rows(read.narrow)
     by_cluster: dict[str, set[Event]] = {c: set() for c in read.clusters}
     if read.rows.num_rows:
         # One chunk: PySpark 4.3's createDataFrame drops the rows that follow an empty

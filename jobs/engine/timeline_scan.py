@@ -6,7 +6,14 @@ clusters a run wakes) and the whole rows of the timeline event types
 (`statemachine.cluster.TIMELINE_EVENTS`, a tiny share of a log) are kept: the files are
 read batch by batch, and nothing else of a batch outlives it (the log checks are Spark's,
 `jobs.engine.log_checks_query`), so the driver holds a few batches and the timeline rows
-whatever the log's size. Whatever pyarrow
+whatever the log's size.
+
+A small read (at most `check_up_to` rows by the files' footers, `jobs.engine.sizing`'s
+`SMALL_LOG_ROWS`) also keeps each row's scope and fingerprint (`jobs.engine.log_checks.narrow`,
+about 100 bytes a row): the driver checks those rows itself, with the same definition the
+Spark query is tested against, and spares a night of a few thousand rows the query's
+seconds of planning and code generation. The bound is fixed, so the driver's share stays
+bounded too. Whatever pyarrow
 might read differently from Spark is left to Spark: a scheme without a pyarrow client,
 files on more than one file system, a timestamp without a time zone, a column name that
 matches the contract only case-insensitively (Spark resolves it, pyarrow would read nulls),
@@ -25,6 +32,7 @@ import pyarrow.dataset as ds
 from pyarrow import fs as pafs
 
 from jobs.common.uris import scheme_of
+from jobs.engine.log_checks import concat_narrow, narrow
 from jobs.store.filesystem import arrow_filesystem
 from schemas import event_types as ET
 from schemas.arrow import arrow_schema
@@ -37,6 +45,8 @@ EVENT_ARROW_SCHEMA = arrow_schema(EVENT_SCHEMA)
 class TimelineRows(NamedTuple):
     clusters: list[str]  # every cluster of the files, sorted (a null cluster is the default)
     rows: pa.Table  # the rows of the timeline event types, valid or not, EVENT_SCHEMA
+    # Every row's scope and fingerprint (`log_checks.narrow`) for a small read, else None.
+    narrow: pa.Table | None = None
 
 
 def open_files(uris: Iterable[str]) -> tuple[pafs.FileSystem, list[str]] | None:
@@ -71,26 +81,30 @@ def read_like_spark(schema: pa.Schema) -> bool:
     return True
 
 
-def read_timeline_rows(uris: Iterable[str]) -> TimelineRows | None:
-    """The clusters and timeline rows of the files, or None when Spark must read them."""
+def read_timeline_rows(uris: Iterable[str], check_up_to: int = 0) -> TimelineRows | None:
+    """The clusters and timeline rows of the files, with every row narrowed for the log
+    checks when the files hold at most `check_up_to` rows; None when Spark must read them."""
     opened = open_files(uris)
     if opened is None:
         return None
     filesystem, paths = opened
     wanted = pa.array(sorted(TIMELINE_EVENTS), pa.string())
     clusters: set[str] = set()
-    kept = []
+    kept, narrowed = [], []
     try:
         dataset = ds.dataset(paths, schema=EVENT_ARROW_SCHEMA, format="parquet",
                              filesystem=filesystem)
         if not all(read_like_spark(f.physical_schema) for f in dataset.get_fragments()):
             return None
+        small = dataset.count_rows() <= check_up_to  # the footers' counts, no data read
         # Little read-ahead: the driver holds a few batches, not a file's worth of them.
         for batch in dataset.to_batches(batch_readahead=2, fragment_readahead=1):
             cluster = pc.fill_null(batch.column("cluster"), ET.DEFAULT_CLUSTER)
             clusters.update(pc.unique(cluster).to_pylist())
             kept.append(batch.filter(pc.is_in(batch.column("event_type"), value_set=wanted)))
+            if small:
+                narrowed.append(narrow(batch))
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, OSError):
         return None
-    return TimelineRows(sorted(clusters),
-                        pa.Table.from_batches(kept, schema=EVENT_ARROW_SCHEMA))
+    return TimelineRows(sorted(clusters), pa.Table.from_batches(kept, schema=EVENT_ARROW_SCHEMA),
+                        concat_narrow(narrowed) if small else None)

@@ -4,17 +4,29 @@ might read a file differently from Spark, Spark scans it."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+import pytest
 
+from jobs.engine import sizing
 from jobs.engine.event_log import read_events
-from jobs.engine.timeline import LogScan, scan_log, spark_scan
+from jobs.engine.plausibility import Plausibility
+from jobs.engine.timeline import LogScan, ScanContext, scan_log, spark_scan
 from jobs.engine.timeline_scan import read_timeline_rows
 from schemas import event_types as ET
-from tests.helpers.event_log import ARROW_EVENT_SCHEMA, created, ev, failover, write_log
+from tests.helpers.event_log import (
+    ARROW_EVENT_SCHEMA,
+    T0,
+    created,
+    ev,
+    failover,
+    ts_of,
+    write_log,
+)
 
 BUCKETS = 4
 
@@ -100,3 +112,46 @@ def test_an_empty_log_has_no_cluster(spark: Any, tmp_path: Path) -> None:
     (tmp_path / "events").mkdir()
     fast, slow = scans(spark, tmp_path / "events")
     assert fast == slow == LogScan({}, {})
+
+
+def messy_rows() -> list[dict[str, Any]]:
+    """Two clusters' rows with every finding of the log checks: late seqs (1, 2 under a
+    checkpoint that applied seq 2), a hole (4), two contents at one seq (6), a time before
+    `ts_min` (7), time running back an hour (8), and a requested preferred election (9)."""
+    def isr(seq: int, members: list[int], **kw: Any) -> dict[str, Any]:
+        return ev(seq, ET.ISR_CHANGED, topic="t", partition=0, isr=members, **kw)
+
+    return [
+        failover(1, 1, [1, 2]), isr(2, [1, 2]), isr(3, [1]), isr(5, [1, 2]),
+        isr(6, [1]), isr(6, [2]),
+        {**isr(7, [1]), "ts": datetime(1970, 1, 1, tzinfo=UTC)},
+        {**isr(8, [1, 2]), "ts": ts_of(8) - timedelta(hours=1)},
+        ev(9, ET.PREFERRED_LEADER_ELECTION, topic="t", partition=0),
+        ev(None, ET.ISR_CHANGED, topic="t", partition=0),  # no seq: not a check's row
+        failover(1, 3, [3], cluster="west"), isr(3, [3], cluster="west"),
+    ]
+
+
+def test_a_small_read_is_checked_on_the_driver_as_spark_checks_it(
+        spark: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    rows = messy_rows()
+    write_log(tmp_path / "events", rows[:6], "a")
+    write_log(tmp_path / "events", rows[6:], "b")
+    events = read_events(spark, str(tmp_path / "events"))
+    small = read_timeline_rows(events.inputFiles(), check_up_to=len(rows))
+    assert small is not None and small.narrow is not None
+    assert small.narrow.num_rows == len(rows) - 1  # the row without a seq is left out
+    larger = read_timeline_rows(events.inputFiles(), check_up_to=len(rows) - 1)
+    assert larger is not None and larger.narrow is None
+
+    rules = Plausibility(ts_min_us=int(T0.timestamp() * 1_000_000) - 86_400_000_000)
+    context = ScanContext(rules, seen_through={ET.DEFAULT_CLUSTER: 2},
+                          applied_through={ET.DEFAULT_CLUSTER: 2})
+    on_driver = scan_log(events, BUCKETS, context)
+    monkeypatch.setattr(sizing, "SMALL_LOG_ROWS", 0)  # the same read, checked by Spark
+    assert scan_log(events, BUCKETS, context) == on_driver
+    facts = on_driver.facts[ET.DEFAULT_CLUSTER]
+    assert (facts.seq_min, facts.seq_max, facts.late, facts.gaps, facts.conflicting) == (
+        1, 9, (1, 2), ((4, 4),), (6,))
+    assert (facts.ts_backwards, facts.requested[0][1]) == ((8,), 1)
+    assert on_driver.facts["west"].gaps == ((2, 2),)
