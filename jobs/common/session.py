@@ -55,6 +55,13 @@ DEFAULTS: dict[str, str] = {
     # Re-running a run_id replaces that run's partition of every table, never duplicating rows.
     "spark.sql.sources.partitionOverwriteMode": "dynamic",
     "spark.sql.execution.arrow.pyspark.enabled": "true",
+    # Spark 4 sizes each Arrow batch it hands a Python worker (`mapInArrow`, the replay's
+    # `pack`) by asking the batch's byte size after every row
+    # (`BatchedPythonArrowInput.writeSizedBatch`), unless this limit is Int.MaxValue. With
+    # the event rows' list columns the question walks the batch built so far, so the JVM
+    # spent most of a replay's CPU on it (BENCHMARKS.md). Batches stay bounded by
+    # `spark.sql.execution.arrow.maxRecordsPerBatch` (10,000 rows, a few MB of events).
+    "spark.sql.execution.arrow.maxBytesPerBatch": "2147483647",
     # Every command (ingest and compare too, which read no properties file) runs from cron:
     # Spark's progress bars would fill its logs with carriage-returned lines.
     "spark.ui.showConsoleProgress": "false",
