@@ -96,7 +96,8 @@ def read_timeline_rows(uris: Iterable[str], check_up_to: int = 0) -> TimelineRow
                              filesystem=filesystem)
         if not all(read_like_spark(f.physical_schema) for f in dataset.get_fragments()):
             return None
-        small = dataset.count_rows() <= check_up_to  # the footers' counts, no data read
+        # The footers' counts, no data read; not even those when the caller checks no read.
+        small = check_up_to > 0 and dataset.count_rows() <= check_up_to
         # Little read-ahead: the driver holds a few batches, not a file's worth of them.
         for batch in dataset.to_batches(batch_readahead=2, fragment_readahead=1):
             cluster = pc.fill_null(batch.column("cluster"), ET.DEFAULT_CLUSTER)
