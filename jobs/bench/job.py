@@ -281,7 +281,8 @@ def nightly_table(nightly: dict[str, Run]) -> list[str]:
             f"{_n(r['night_rows'])} | {_n(r['night_seconds'])} | "
             f"{r['night_share_of_first']:.1%} | "
             f"{all(r['state_tables_equal_full_replay'].values())} | "
-            f"{_n(memory.get('driver_jvm'))} / {_n(memory.get('python_workers'))} | "
+            f"{_n(memory.get('driver_python'))} / {_n(memory.get('driver_jvm'))} / "
+            f"{_n(memory.get('python_workers'))} | "
             f"{_stages(r['night'].get('spark_stages_s') or {})} | "
             f"{_load(r.get('load_avg_1m'))} |")
     return [*lines, ""]
@@ -298,7 +299,8 @@ def whatif_table(whatif: dict[str, Run]) -> list[str]:
              "row named `<preset> fail_each_rack` fails each rack instead (`--sweep "
              "fail_each_rack --racks N`, the brokers dealt round-robin into N racks).", "",
              "| preset | measured at (UTC) | variants | one replay (s) | sweep (s) "
-             "| sweep / replay | sweep stages (s) | peak RSS sweep: JVM / workers (MB) "
+             "| sweep / replay | sweep stages (s) "
+             "| peak RSS sweep: driver python / JVM / workers (MB) "
              "| exit codes replay / sweep |",
              "|---|---|---|---|---|---|---|---|---|"]
     for preset in preset_order(whatif):
@@ -308,7 +310,8 @@ def whatif_table(whatif: dict[str, Run]) -> list[str]:
             f"| {preset} | {r['measured_at']} | {r['variants']} | {_n(r['replay_seconds'])} | "
             f"{_n(r['sweep_seconds'])} | {r['sweep_over_replay']:.2f} | "
             f"{_stages(r['sweep'].get('stages_s', {}))} | "
-            f"{_n(memory.get('driver_jvm'))} / {_n(memory.get('python_workers'))} | "
+            f"{_n(memory.get('driver_python'))} / {_n(memory.get('driver_jvm'))} / "
+            f"{_n(memory.get('python_workers'))} | "
             f"{r['replay'].get('rc')} / {r['sweep'].get('rc')} |")
     return [*lines, ""]
 

@@ -30,6 +30,11 @@ def test_the_sweep_and_one_replay_side_by_side(tmp_path: Path) -> None:
         result["sweep_seconds"] / result["replay_seconds"], 2)
     table = markdown.read_text().split("## What-if sweep (`make bench-whatif`)")[1]
     assert "| tiny |" in table and "| 5 |" in table
+    # Each process's peak: the driver's Python is the one that grows with the log.
+    memory = result["sweep"]["memory_mb"]
+    assert "driver python / JVM / workers" in table
+    assert (f"| {memory['driver_python']:,.0f} / {memory['driver_jvm']:,.0f} / "
+            f"{memory['python_workers']:,.0f} |") in table
 
 
 def test_a_rack_sweep_deals_the_brokers_into_racks(tmp_path: Path) -> None:
