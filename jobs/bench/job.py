@@ -270,7 +270,7 @@ def nightly_table(nightly: dict[str, Run]) -> list[str]:
         return []
     lines = ["## Nightly run (`make bench-nightly`)", "",
              "| preset | first run rows | seconds | night rows | seconds | night / first "
-             "| state tables = full replay | peak RSS night: JVM / workers (MB) "
+             "| state tables = full replay | peak RSS night: driver python / JVM / workers (MB) "
              "| night stages (s) | load average (1 min) start / end |",
              "|---|---|---|---|---|---|---|---|---|---|"]
     for preset in preset_order(nightly):

@@ -32,6 +32,10 @@ def test_a_night_after_a_checkpoint_equals_a_full_replay(spark: Any, tmp_path: P
     assert set(result["load_avg_1m"]) == {"start", "end"}
     markdown = (tmp_path / "B.md").read_text()
     assert "## Nightly run" in markdown and "load average (1 min) start / end" in markdown
+    memory = result["night"]["memory_mb"]  # the three peaks under the three names
+    assert "peak RSS night: driver python / JVM / workers (MB)" in markdown
+    assert (f"| {memory['driver_python']:,.0f} / {memory['driver_jvm']:,.0f} / "
+            f"{memory['python_workers']:,.0f} |") in markdown
     assert nightly.state_rows(tmp_path / "work" / "tiny" / "tables", "partition_states",
                               "day2")  # the comparison saw rows
 
