@@ -25,3 +25,12 @@ def test_batches_to_python_workers_are_bounded_by_rows_not_sized_after_each_row(
     finally:
         spark.conf.set(key, before)
     assert sum(sizes) == 1000 and max(sizes) == 100
+
+
+def test_the_spark_properties_files_list_the_same_byte_limit() -> None:
+    # A properties file wins over DEFAULTS: neither may bring the per-row sizing back.
+    from jobs.common.session import DEFAULTS, ROOT, read_properties
+
+    key = "spark.sql.execution.arrow.maxBytesPerBatch"
+    for name in ("local.conf", "cluster.conf"):
+        assert read_properties(ROOT / "conf" / "spark" / name)[key] == DEFAULTS[key]
