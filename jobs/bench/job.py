@@ -197,6 +197,12 @@ def _cpu_roles(r: Run) -> str:
     return " / ".join(f"{cpu[k]:.1f}" for k in ("driver_jvm", "driver_python", "python_workers"))
 
 
+def _peaks(memory: dict[str, float]) -> str:
+    """A run's peak RSS per process role, as its table's header names them."""
+    return " / ".join(_n(memory.get(k)) for k in ("driver_python", "driver_jvm",
+                                                   "python_workers"))
+
+
 def _streaming_events_per_s(r: Run) -> str:
     stages = r["spark"]["spark_stages_s"]
     return _n(r["events"] / (stages["replay"] + stages.get("write", 0)))
@@ -281,8 +287,7 @@ def nightly_table(nightly: dict[str, Run]) -> list[str]:
             f"{_n(r['night_rows'])} | {_n(r['night_seconds'])} | "
             f"{r['night_share_of_first']:.1%} | "
             f"{all(r['state_tables_equal_full_replay'].values())} | "
-            f"{_n(memory.get('driver_python'))} / {_n(memory.get('driver_jvm'))} / "
-            f"{_n(memory.get('python_workers'))} | "
+            f"{_peaks(memory)} | "
             f"{_stages(r['night'].get('spark_stages_s') or {})} | "
             f"{_load(r.get('load_avg_1m'))} |")
     return [*lines, ""]
@@ -310,8 +315,7 @@ def whatif_table(whatif: dict[str, Run]) -> list[str]:
             f"| {preset} | {r['measured_at']} | {r['variants']} | {_n(r['replay_seconds'])} | "
             f"{_n(r['sweep_seconds'])} | {r['sweep_over_replay']:.2f} | "
             f"{_stages(r['sweep'].get('stages_s', {}))} | "
-            f"{_n(memory.get('driver_python'))} / {_n(memory.get('driver_jvm'))} / "
-            f"{_n(memory.get('python_workers'))} | "
+            f"{_peaks(memory)} | "
             f"{r['replay'].get('rc')} / {r['sweep'].get('rc')} |")
     return [*lines, ""]
 
