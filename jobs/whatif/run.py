@@ -215,6 +215,6 @@ def summarise_shared(staging: str, run_id: str, counts: BatchCounts, batches: in
     variant_summary.ensure_partitions(staging, run_id)
     rollups = variant_summary.offline_rollups(staging, run_id, counts)
     variant_summary.write_incidents(staging, run_id,
-                                    {c: r.period_end_us for c, r in rollups.items()})
+                                    {c: r.period_end_us for c, r in rollups.items()}, counts)
     variant_summary.write_summary(staging, run_id, counts, rollups, batches, buckets,
                                   started_at, datetime.now(UTC))

@@ -2,8 +2,8 @@
 the variants' rows in the what-if's own columns (`jobs.whatif.variant_files`): the
 `whatif_sharing` rows they staged, the timelines, and each variant's `incidents` and
 `run_summary`, rolled up over its whole windows and findings, read through
-`jobs.store.variant_rows_arrow` (the rows it shares with its base included), a bounded
-number of variants at a time.
+`jobs.store.variant_rows_arrow` (the rows it shares with its base included), as few
+variants at a time as keep each read under a bound on rows.
 """
 
 from __future__ import annotations
@@ -33,8 +33,10 @@ from statemachine.incidents import UNCLEAN_ELECTION, Election
 from statemachine.model import INCIDENT_KINDS, OFFLINE
 from statemachine.rows import PartitionWindowRow
 
-# Variants whose whole windows are read at once: the driver holds theirs only.
-VARIANTS_PER_READ = 32
+# The `partition_windows` rows (every kind, as the ledger counts them) of the variants read
+# at once: the driver holds theirs only, as Python objects, so its memory is bounded by this
+# or by one variant's windows, not by the sweep's. A variant is never split across reads.
+WINDOW_ROWS_PER_READ = 1_000_000
 WINDOW_COLUMNS = list(PartitionWindowRow._fields)
 TIMES = ("start_ts", "end_ts")
 
@@ -116,12 +118,30 @@ def _has_variant(partition: str) -> bool:
                                                     filesystem=filesystem).names
 
 
-def _chunks(keys: Sequence[str]) -> Iterator[tuple[list[str], list[str]]]:
-    """(composite keys, their variants' names), VARIANTS_PER_READ variants at a time."""
-    names = sorted({k.split(VARIANT_SEPARATOR, 1)[1] for k in keys})
-    for start in range(0, len(names), VARIANTS_PER_READ):
-        part = set(names[start:start + VARIANTS_PER_READ])
-        yield [k for k in keys if k.split(VARIANT_SEPARATOR, 1)[1] in part], sorted(part)
+def variant_reads(keys: Sequence[str], counts: BatchCounts,
+            budget: int) -> Iterator[tuple[list[str], list[str]]]:
+    """(composite keys, their variants' names) in variant order, as many variants at a
+    time as keep their `partition_windows` rows within `budget` (at least one)."""
+    rows: dict[str, int] = {}
+    for key in keys:
+        name = key.split(VARIANT_SEPARATOR, 1)[1]
+        rows[name] = rows.get(name, 0) + (counts[key].rows_written["partition_windows"]
+                                          if key in counts else 0)
+    part: list[str] = []
+    held = 0
+    for name in sorted(rows):
+        if part and held + rows[name] > budget:
+            yield _keys_of(keys, part), part
+            part, held = [], 0
+        part.append(name)
+        held += rows[name]
+    if part:
+        yield _keys_of(keys, part), part
+
+
+def _keys_of(keys: Sequence[str], names: list[str]) -> list[str]:
+    wanted = set(names)
+    return [k for k in keys if k.split(VARIANT_SEPARATOR, 1)[1] in wanted]
 
 
 def _key(cluster: pa.ChunkedArray, variant: pa.ChunkedArray) -> list[str]:
@@ -135,11 +155,13 @@ def _micros(column: pa.ChunkedArray) -> list[int | None]:
     return values
 
 
-def offline_rollups(staging: str, run_id: str, counts: BatchCounts) -> dict[str, Rollup]:
+def offline_rollups(staging: str, run_id: str, counts: BatchCounts,
+                    budget: int = WINDOW_ROWS_PER_READ) -> dict[str, Rollup]:
     """Per variant and cluster, `jobs.engine.offline_rollup` of its whole offline windows:
-    each variant is a whole log replayed afresh, its period the whole log."""
+    each variant is a whole log replayed afresh, its period the whole log. `counts` (each
+    variant's whole tables') size the reads."""
     rollups = {k: Rollup(c.last_ts) for k, c in counts.items() if c.last_ts >= 0}
-    for keys, names in _chunks(sorted(rollups)):
+    for keys, names in variant_reads(sorted(rollups), counts, budget):
         rows = arrow_variant_table(staging, "partition_windows", run_id, names,
                                    pc.field("kind") == OFFLINE,
                                    ["cluster", "variant", "topic", "cause_broker", *TIMES])
@@ -155,10 +177,12 @@ def offline_rollups(staging: str, run_id: str, counts: BatchCounts) -> dict[str,
     return rollups
 
 
-def write_incidents(staging: str, run_id: str, as_of: dict[str, int | None]) -> int:
-    """Each variant's `incidents`, rolled up over its whole windows and elections."""
+def write_incidents(staging: str, run_id: str, as_of: dict[str, int | None],
+                    counts: BatchCounts, budget: int = WINDOW_ROWS_PER_READ) -> int:
+    """Each variant's `incidents`, rolled up over its whole windows and elections, read as
+    `offline_rollups` reads them."""
     found = {}
-    for keys, names in _chunks(sorted(as_of)):
+    for keys, names in variant_reads(sorted(as_of), counts, budget):
         windows = arrow_variant_table(staging, "partition_windows", run_id, names,
                                       pc.field("kind").isin(sorted(INCIDENT_KINDS)),
                                       ["cluster", "variant", *WINDOW_COLUMNS])

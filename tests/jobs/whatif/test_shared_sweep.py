@@ -12,10 +12,13 @@ variant whole), must be identical, row for row.
 
 from __future__ import annotations
 
+import shutil
+from collections import Counter
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as ds
 import pytest
@@ -25,10 +28,13 @@ from pyspark.sql import types as T
 
 from jobs.replay.job import main as replay_main
 from jobs.sim.cli import write_log
+from jobs.store.ledger import ClusterCounts
 from jobs.store.variant_rows import read_variant_table, stored_rows
+from jobs.store.variant_rows_arrow import arrow_variant_table
+from jobs.whatif import variant_summary
 from jobs.whatif.job import main as whatif_main
 from jobs.whatif.stored_sums import GROUP, read_sharing, whole_sums
-from schemas.whatif import IMPACT_TABLES, SHARED_EVENT_KEYS, WHATIF_TABLES
+from schemas.whatif import IMPACT_TABLES, SHARED_EVENT_KEYS, VARIANT_SEPARATOR, WHATIF_TABLES
 from tests.helpers.event_log import ARROW_EVENT_SCHEMA
 
 pytestmark = pytest.mark.slow
@@ -126,6 +132,40 @@ def test_the_variant_that_changes_nothing_is_flagged(spark: Any,
         .where(F.col("variant") == "nothing").collect()
     assert [(r["no_edit"], r["same_as_baseline"]) for r in rows] == [(True, True)]
 
+
+
+def test_summaries_read_one_variant_at_a_time_are_the_runs(spark: Any, outs: dict[str, Path],
+                                                          tmp_path: Path) -> None:
+    """The driver reads the variants' whole windows a bounded number of rows at a time
+    (`variant_summary.WINDOW_ROWS_PER_READ`, here all at once). Read one variant at a time,
+    they give the run's own offline figures and `incidents`, row for row."""
+    out = tmp_path / "out"
+    shutil.copytree(outs["shared"], out)
+    summary = arrow_variant_table(out, "run_summary", "sweep")
+    ends = pc.cast(summary["period_end"], pa.int64()).to_pylist()
+    counts = {f"{r['cluster']}{VARIANT_SEPARATOR}{r['variant']}": ClusterCounts(
+        rows_written=Counter(dict(r["rows_written"])), last_ts=end)
+        for r, end in zip(summary.to_pylist(), ends, strict=True)}
+    keys = sorted(counts)
+    assert len(list(variant_summary.variant_reads(keys, counts, 1))) == len(keys) >= 7
+    assert len(list(variant_summary.variant_reads(keys, counts, 10**9))) == 1
+
+    rollups = variant_summary.offline_rollups(str(out), "sweep", counts, budget=1)
+    for row in summary.to_pylist():
+        rollup = rollups[f"{row['cluster']}{VARIANT_SEPARATOR}{row['variant']}"]
+        assert rollup.seconds == pytest.approx(row["offline_partition_seconds"], abs=1e-6)
+        assert rollup.by_topic == pytest.approx(dict(row["offline_seconds_by_topic"]))
+        assert rollup.by_cause_broker == \
+            pytest.approx(dict(row["offline_seconds_by_cause_broker"]))
+    assert sum(r.seconds for r in rollups.values()) > 0
+    variant_summary.write_incidents(str(out), "sweep",
+                                    {k: c.last_ts for k, c in counts.items()}, counts, budget=1)
+    def incidents(root: Path) -> Any:
+        return read_variant_table(spark, str(root), "incidents", "sweep")
+
+    assert incidents(out).count() > 0
+    assert_df_equality(incidents(out), incidents(outs["shared"]), ignore_row_order=True,
+                       ignore_nullable=True)
 
 
 @pytest.mark.parametrize("table", ["partition_windows", "update_metadata_requests",
