@@ -119,7 +119,7 @@ def _has_variant(partition: str) -> bool:
 
 
 def variant_reads(keys: Sequence[str], counts: BatchCounts,
-            budget: int) -> Iterator[tuple[list[str], list[str]]]:
+                  budget: int) -> Iterator[tuple[list[str], list[str]]]:
     """(composite keys, their variants' names) in variant order, as many variants at a
     time as keep their `partition_windows` rows within `budget` (at least one)."""
     rows: dict[str, int] = {}

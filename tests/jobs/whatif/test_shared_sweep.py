@@ -133,7 +133,6 @@ def test_the_variant_that_changes_nothing_is_flagged(spark: Any,
     assert [(r["no_edit"], r["same_as_baseline"]) for r in rows] == [(True, True)]
 
 
-
 def test_summaries_read_one_variant_at_a_time_are_the_runs(spark: Any, outs: dict[str, Path],
                                                           tmp_path: Path) -> None:
     """The driver reads the variants' whole windows a bounded number of rows at a time
@@ -160,6 +159,7 @@ def test_summaries_read_one_variant_at_a_time_are_the_runs(spark: Any, outs: dic
     assert sum(r.seconds for r in rollups.values()) > 0
     variant_summary.write_incidents(str(out), "sweep",
                                     {k: c.last_ts for k, c in counts.items()}, counts, budget=1)
+
     def incidents(root: Path) -> Any:
         return read_variant_table(spark, str(root), "incidents", "sweep")
 
