@@ -34,9 +34,11 @@ from statemachine.model import INCIDENT_KINDS, OFFLINE
 from statemachine.rows import PartitionWindowRow
 
 # The `partition_windows` rows (every kind, as the ledger counts them) of the variants read
-# at once: the driver holds theirs only, as Python objects, so its memory is bounded by this
-# or by one variant's windows, not by the sweep's. A variant is never split across reads.
-WINDOW_ROWS_PER_READ = 1_000_000
+# at once. A read holds, as Arrow columns, only the kinds it rolls up (a few in a hundred of
+# those rows on the simulated logs); a variant is never split across reads. Each read scans
+# the whole table, so it is wide; only one variant's windows at a time become Python
+# objects (some 2 KB a window), so the driver's memory follows one variant, not the sweep.
+WINDOW_ROWS_PER_READ = 16_000_000
 WINDOW_COLUMNS = list(PartitionWindowRow._fields)
 TIMES = ("start_ts", "end_ts")
 
@@ -144,6 +146,17 @@ def _keys_of(keys: Sequence[str], names: list[str]) -> list[str]:
     return [k for k in keys if k.split(VARIANT_SEPARATOR, 1)[1] in wanted]
 
 
+def _by_variant(rows: pa.Table, keys: Sequence[str],
+                names: list[str]) -> Iterator[tuple[str, list[str], pa.Table]]:
+    """Each variant's name, composite keys and rows of a read, one variant at a time."""
+    for name in names:
+        yield name, _keys_of(keys, [name]), _of_variant(rows, name)
+
+
+def _of_variant(rows: pa.Table, name: str) -> pa.Table:
+    return rows.filter(pc.equal(rows.column("variant"), name))
+
+
 def _key(cluster: pa.ChunkedArray, variant: pa.ChunkedArray) -> list[str]:
     keys: list[str] = pc.binary_join_element_wise(cluster, variant,
                                                   VARIANT_SEPARATOR).to_pylist()
@@ -162,16 +175,18 @@ def offline_rollups(staging: str, run_id: str, counts: BatchCounts,
     variant's whole tables') size the reads."""
     rollups = {k: Rollup(c.last_ts) for k, c in counts.items() if c.last_ts >= 0}
     for keys, names in variant_reads(sorted(rollups), counts, budget):
-        rows = arrow_variant_table(staging, "partition_windows", run_id, names,
+        read = arrow_variant_table(staging, "partition_windows", run_id, names,
                                    pc.field("kind") == OFFLINE,
                                    ["cluster", "variant", "topic", "cause_broker", *TIMES])
-        columns = [_key(rows.column("cluster"), rows.column("variant")),
-                   rows.column("topic").to_pylist(), rows.column("cause_broker").to_pylist(),
-                   *(_micros(rows.column(t)) for t in TIMES)]
-        windows = [Window(*w) for w in zip(*columns, strict=True)]
-        part = {k: rollups[k] for k in keys}
-        for attr, key, name, us in window_sums(windows, {}, part):
-            getattr(part[key], attr)[name] = round(us / 1e6, 6)
+        for _, variant_keys, rows in _by_variant(read, keys, names):
+            columns = [_key(rows.column("cluster"), rows.column("variant")),
+                       rows.column("topic").to_pylist(),
+                       rows.column("cause_broker").to_pylist(),
+                       *(_micros(rows.column(t)) for t in TIMES)]
+            windows = [Window(*w) for w in zip(*columns, strict=True)]
+            part = {k: rollups[k] for k in variant_keys}
+            for attr, key, name, us in window_sums(windows, {}, part):
+                getattr(part[key], attr)[name] = round(us / 1e6, 6)
     for rollup in rollups.values():
         rollup.seconds = round(sum(rollup.by_topic.values()), 6)
     return rollups
@@ -183,25 +198,34 @@ def write_incidents(staging: str, run_id: str, as_of: dict[str, int | None],
     `offline_rollups` reads them."""
     found = {}
     for keys, names in variant_reads(sorted(as_of), counts, budget):
-        windows = arrow_variant_table(staging, "partition_windows", run_id, names,
-                                      pc.field("kind").isin(sorted(INCIDENT_KINDS)),
-                                      ["cluster", "variant", *WINDOW_COLUMNS])
-        columns = [_micros(windows.column(c)) if c in TIMES else windows.column(c).to_pylist()
-                   for c in WINDOW_COLUMNS]
-        reads = [(k, run_id, PartitionWindowRow(*w)) for k, *w in zip(
-            _key(windows.column("cluster"), windows.column("variant")), *columns,
-            strict=True)]
+        read = arrow_variant_table(staging, "partition_windows", run_id, names,
+                                   pc.field("kind").isin(sorted(INCIDENT_KINDS)),
+                                   ["cluster", "variant", *WINDOW_COLUMNS])
         unclean = arrow_variant_table(staging, "findings", run_id, names,
                                       pc.field("kind") == UNCLEAN_ELECTION,
                                       ["cluster", "variant", "seq", "topic", "partition"])
-        elections = [(k, Election(s, t, p)) for k, s, t, p in zip(
-            _key(unclean.column("cluster"), unclean.column("variant")),
-            unclean.column("seq").to_pylist(), unclean.column("topic").to_pylist(),
-            unclean.column("partition").to_pylist(), strict=True)
-            if s is not None and t is not None and p is not None]
-        found.update(run_incidents(reads, elections, run_id, {k: as_of[k] for k in keys}))
+        for name, variant_keys, windows in _by_variant(read, keys, names):
+            found.update(run_incidents(_window_reads(windows, run_id),
+                                       _elections(_of_variant(unclean, name)), run_id,
+                                       {k: as_of[k] for k in variant_keys}))
     return write_variant_partition(staging, "incidents", run_id,
                                    split_composite(incident_batches(found, run_id)))
+
+
+def _window_reads(windows: pa.Table, run_id: str) -> list[tuple[str, str,
+                                                                 PartitionWindowRow]]:
+    columns = [_micros(windows.column(c)) if c in TIMES else windows.column(c).to_pylist()
+               for c in WINDOW_COLUMNS]
+    return [(k, run_id, PartitionWindowRow(*w)) for k, *w in zip(
+        _key(windows.column("cluster"), windows.column("variant")), *columns, strict=True)]
+
+
+def _elections(unclean: pa.Table) -> list[tuple[str, Election]]:
+    return [(k, Election(s, t, p)) for k, s, t, p in zip(
+        _key(unclean.column("cluster"), unclean.column("variant")),
+        unclean.column("seq").to_pylist(), unclean.column("topic").to_pylist(),
+        unclean.column("partition").to_pylist(), strict=True)
+        if s is not None and t is not None and p is not None]
 
 
 def write_summary(staging: str, run_id: str, counts: BatchCounts, rollups: dict[str, Rollup],
